@@ -1,0 +1,268 @@
+/* Artifact writer (see artifact.h). The ABI tables mirror
+ * runtime/include/harness/artifact_abi.h field by field. */
+#define _GNU_SOURCE
+#include "compiler/backend/artifact.h"
+
+#include <errno.h>
+#include <llvm-c/Core.h>
+#include <llvm-c/Transforms/PassBuilder.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "compiler/backend/link.h"
+#include "compiler/backend/manifest.h"
+#include "compiler/codegen/llvm_util.h"
+#include "compiler/ops/op.h"
+#include "harness/artifact_abi.h"
+
+#define WEIGHTS_SYMBOL "harness_weights"
+
+typedef struct abi_types {
+  LLVMTypeRef i16, i32, i64, f64, ptr;
+  LLVMTypeRef tensor, kernel, variant, header;
+} abi_types;
+
+static void abi_types_init(LLVMContextRef c, abi_types* t) {
+  t->i16 = LLVMInt16TypeInContext(c);
+  t->i32 = LLVMInt32TypeInContext(c);
+  t->i64 = LLVMInt64TypeInContext(c);
+  t->f64 = LLVMDoubleTypeInContext(c);
+  t->ptr = LLVMPointerTypeInContext(c, 0);
+  LLVMTypeRef tensor[] = {t->ptr, t->ptr, t->i64, t->i32, t->i32};
+  t->tensor = LLVMStructTypeInContext(c, tensor, 5, 0);
+  LLVMTypeRef kernel[] = {t->ptr, t->ptr, t->i64, t->f64, t->f64, t->i32, t->i32, t->i32, t->i32};
+  t->kernel = LLVMStructTypeInContext(c, kernel, 9, 0);
+  LLVMTypeRef variant[] = {t->ptr, t->i64, t->ptr, t->i32, t->i32};
+  t->variant = LLVMStructTypeInContext(c, variant, 5, 0);
+  LLVMTypeRef header[] = {t->i32, t->i16, t->i16, t->i32, t->i32, t->ptr, t->ptr, t->ptr, t->i64, t->i64,
+                          t->ptr, t->i64, t->ptr, t->ptr, t->i32, t->i32, t->ptr, t->i32, t->i32};
+  t->header = LLVMStructTypeInContext(c, header, 19, 0);
+}
+
+static LLVMValueRef private_const(LLVMModuleRef mod, LLVMValueRef init, const char* name) {
+  LLVMValueRef g = LLVMAddGlobal(mod, LLVMTypeOf(init), name);
+  LLVMSetInitializer(g, init);
+  LLVMSetGlobalConstant(g, 1);
+  LLVMSetLinkage(g, LLVMPrivateLinkage);
+  LLVMSetUnnamedAddress(g, LLVMGlobalUnnamedAddr);
+  return g;
+}
+
+static LLVMValueRef cstring(LLVMContextRef c, LLVMModuleRef mod, const char* s) {
+  return private_const(mod, LLVMConstStringInContext2(c, s, strlen(s), 0), ".str");
+}
+
+static LLVMValueRef i32c(abi_types* t, int64_t x) { return LLVMConstInt(t->i32, (unsigned long long)x, 1); }
+static LLVMValueRef i64c(abi_types* t, int64_t x) { return LLVMConstInt(t->i64, (unsigned long long)x, 1); }
+
+static LLVMValueRef tensor_entry(LLVMContextRef c, LLVMModuleRef mod, abi_types* t, const hc_value* v, const char* name) {
+  LLVMValueRef dims[HC_MAX_RANK];
+  for (int d = 0; d < v->rank; ++d) dims[d] = i64c(t, v->dims[d]);
+  LLVMValueRef dims_g = v->rank ? private_const(mod, LLVMConstArray2(t->i64, dims, (uint64_t)v->rank), ".dims")
+                                : LLVMConstNull(t->ptr);
+  LLVMValueRef f[] = {cstring(c, mod, name), dims_g, i64c(t, (int64_t)hc_value_nbytes(v)), i32c(t, v->dtype), i32c(t, v->rank)};
+  return LLVMConstNamedStruct(t->tensor, f, 5);
+}
+
+/* Builds the ABI header, its tables and harness_artifact_query(). */
+static void emit_abi_tables(LLVMContextRef c, LLVMModuleRef mod, const hc_graph* g, const hc_pass_ctx* pctx,
+                            const hc_target* tgt, const hc_lower_ctx* lc, const char* manifest, const char* producer,
+                            LLVMValueRef weights) {
+  abi_types t;
+  abi_types_init(c, &t);
+  int nin = g->num_inputs, nout = g->num_outputs;
+  LLVMValueRef* ins = malloc(sizeof(LLVMValueRef) * (size_t)(nin + 1));
+  LLVMValueRef* outs = malloc(sizeof(LLVMValueRef) * (size_t)(nout + 1));
+  for (int i = 0; i < nin; ++i) ins[i] = tensor_entry(c, mod, &t, g->inputs[i], g->inputs[i]->name);
+  for (int i = 0; i < nout; ++i) outs[i] = tensor_entry(c, mod, &t, g->outputs[i], g->output_names[i]);
+  LLVMValueRef ins_g = nin ? private_const(mod, LLVMConstArray2(t.tensor, ins, (uint64_t)nin), ".inputs") : LLVMConstNull(t.ptr);
+  LLVMValueRef outs_g = private_const(mod, LLVMConstArray2(t.tensor, outs, (uint64_t)nout), ".outputs");
+  free(ins);
+  free(outs);
+
+  int nk = lc->num_kernels;
+  LLVMValueRef* ks = malloc(sizeof(LLVMValueRef) * (size_t)(nk + 1));
+  for (int k = 0; k < nk; ++k) {
+    const hc_kernel_rec* r = &lc->kernels[k];
+    LLVMValueRef f[] = {cstring(c, mod, r->name), r->fn, i64c(&t, r->tasks), LLVMConstReal(t.f64, r->flops),
+                        LLVMConstReal(t.f64, r->bytes), i32c(&t, r->stage), i32c(&t, HX_DEVICE_CPU), i32c(&t, r->group),
+                        i32c(&t, 0)};
+    ks[k] = LLVMConstNamedStruct(t.kernel, f, 9);
+  }
+  LLVMValueRef ks_g = nk ? private_const(mod, LLVMConstArray2(t.kernel, ks, (uint64_t)nk), ".kernels") : LLVMConstNull(t.ptr);
+  free(ks);
+
+  LLVMValueRef vf[] = {cstring(c, mod, tgt->name), i64c(&t, (int64_t)tgt->required_features), ks_g, i32c(&t, nk), i32c(&t, 0)};
+  LLVMValueRef variant = LLVMConstNamedStruct(t.variant, vf, 5);
+  LLVMValueRef variants_g = private_const(mod, LLVMConstArray2(t.variant, &variant, 1), ".variants");
+
+  LLVMValueRef hf[] = {
+      i32c(&t, HX_ABI_MAGIC), LLVMConstInt(t.i16, HX_ABI_VERSION_MAJOR, 0), LLVMConstInt(t.i16, HX_ABI_VERSION_MINOR, 0),
+      i32c(&t, (int64_t)sizeof(hx_abi_header)), i32c(&t, HX_BASE_FIRST_IO + nin + nout),
+      cstring(c, mod, producer), cstring(c, mod, g->name), cstring(c, mod, manifest),
+      i64c(&t, (int64_t)pctx->arena_bytes), i64c(&t, 64), weights, i64c(&t, (int64_t)pctx->weights_bytes),
+      ins_g, outs_g, i32c(&t, nin), i32c(&t, nout), variants_g, i32c(&t, 1), i32c(&t, 0)};
+  LLVMValueRef header = private_const(mod, LLVMConstNamedStruct(t.header, hf, 19), "harness_header");
+  LLVMSetAlignment(header, 16);
+
+  LLVMTypeRef qty = LLVMFunctionType(t.ptr, NULL, 0, 0);
+  LLVMValueRef q = LLVMAddFunction(mod, HX_ARTIFACT_QUERY_SYMBOL, qty);
+  LLVMSetLinkage(q, LLVMExternalLinkage);
+  LLVMSetVisibility(q, LLVMDefaultVisibility);
+  LLVMBuilderRef b = LLVMCreateBuilderInContext(c);
+  LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(c, q, "entry"));
+  LLVMBuildRet(b, header);
+  LLVMDisposeBuilder(b);
+}
+
+/* Packs every weight at its planned offset into one buffer. */
+static hx_status_t pack_weights(const hc_graph* g, uint64_t bytes, unsigned char** out) {
+  unsigned char* buf = calloc(1, bytes ? bytes : 1);
+  if (!buf) return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "cannot allocate %llu bytes of weights", (unsigned long long)bytes);
+  for (int i = 0; i < g->num_values; ++i) {
+    const hc_value* v = g->values[i];
+    if (v->kind != HC_VALUE_CONST || v->storage.base != HX_BASE_WEIGHTS) continue;
+    size_t n = hc_value_nbytes(v);
+    if (n) memcpy(buf + v->storage.offset, v->data, n);
+  }
+  *out = buf;
+  return HX_OK;
+}
+
+static hx_status_t write_text(const char* path, const char* text) {
+  if (!strcmp(path, "-")) {
+    fputs(text, stdout);
+    fputc('\n', stdout);
+    return HX_OK;
+  }
+  FILE* f = fopen(path, "w");
+  if (!f) return hx_status_make(HX_STATUS_IO, "cannot create '%s': %s", path, strerror(errno));
+  fputs(text, f);
+  fputc('\n', f);
+  if (fclose(f) != 0) return hx_status_make(HX_STATUS_IO, "cannot write '%s'", path);
+  return HX_OK;
+}
+
+static hx_status_t emit_to_file(LLVMTargetMachineRef tm, LLVMModuleRef mod, const char* path, LLVMCodeGenFileType kind) {
+  char* err = NULL;
+  if (LLVMTargetMachineEmitToFile(tm, mod, path, kind, &err))
+    return hc_llvm_message(err, HX_STATUS_IO, "LLVM code generation failed");
+  return HX_OK;
+}
+
+hx_status_t hc_emit_artifact(hc_pass_ctx* pctx, hc_graph* g, const hc_target* tgt, const hc_emit_options* opts) {
+  hc_llvm_init();
+  hx_status_t st = HX_OK;
+  LLVMContextRef c = LLVMContextCreate();
+  LLVMModuleRef mod = LLVMModuleCreateWithNameInContext(g->name, c);
+  LLVMSetSourceFileName(mod, g->name, strlen(g->name));
+  LLVMTargetMachineRef tm = NULL;
+  hc_arena names;
+  hc_arena_init(&names);
+  hc_lower_ctx lc = {.llctx = c, .mod = mod, .target = tgt, .graph = g, .arena = &names};
+  char* manifest = NULL;
+  unsigned char* wbuf = NULL;
+  char tmp_obj[] = "/tmp/harnessc-XXXXXX.o";
+  bool tmp_made = false;
+
+  st = hc_target_machine(tgt, opts->opt_level, &tm);
+  if (st != HX_OK) goto done;
+  LLVMSetTarget(mod, tgt->triple);
+  LLVMTargetDataRef dl = LLVMCreateTargetDataLayout(tm);
+  LLVMSetModuleDataLayout(mod, dl);
+  LLVMDisposeTargetData(dl);
+
+  for (int i = 0; i < g->num_nodes && st == HX_OK; ++i) {
+    int before = lc.num_kernels;
+    st = hc_op_lower(&lc, g->nodes[i]);
+    for (int k = before; k < lc.num_kernels; ++k) lc.kernels[k].group = k;
+  }
+  if (st != HX_OK) goto done;
+
+  manifest = hc_manifest_json(g, pctx, tgt, &lc, opts->producer);
+  if (!manifest) {
+    st = hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory writing the manifest");
+    goto done;
+  }
+  if (opts->kind == HC_EMIT_MANIFEST) {
+    st = write_text(opts->output_path, manifest);
+    goto done;
+  }
+
+  /* Weights are declared now (the tables point at them) and defined only
+   * after optimisation, so LLVM's passes never walk the blob. */
+  LLVMTypeRef wty = LLVMArrayType2(LLVMInt8TypeInContext(c), pctx->weights_bytes ? pctx->weights_bytes : 1);
+  LLVMValueRef weights = LLVMAddGlobal(mod, wty, WEIGHTS_SYMBOL);
+  LLVMSetAlignment(weights, 64);
+  LLVMSetGlobalConstant(weights, 1);
+  emit_abi_tables(c, mod, g, pctx, tgt, &lc, manifest, opts->producer, weights);
+
+  st = hc_llvm_verify_module(mod);
+  if (st != HX_OK) goto done;
+  {
+    char pipeline[32];
+    snprintf(pipeline, sizeof pipeline, "default<O%d>", opts->opt_level < 0 ? 0 : opts->opt_level > 3 ? 3 : opts->opt_level);
+    LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
+    st = hc_llvm_error(LLVMRunPasses(mod, pipeline, tm, po), "LLVM optimisation failed");
+    LLVMDisposePassBuilderOptions(po);
+    if (st != HX_OK) goto done;
+  }
+
+  if (opts->kind == HC_EMIT_LLVM_IR) {
+    char* text = LLVMPrintModuleToString(mod);
+    st = write_text(opts->output_path, text);
+    LLVMDisposeMessage(text);
+    goto done;
+  }
+  if (opts->kind == HC_EMIT_ASM) {
+    if (!strcmp(opts->output_path, "-")) {
+      LLVMMemoryBufferRef buf = NULL;
+      char* err = NULL;
+      if (LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMAssemblyFile, &err, &buf)) {
+        st = hc_llvm_message(err, HX_STATUS_INTERNAL, "LLVM code generation failed");
+        goto done;
+      }
+      fwrite(LLVMGetBufferStart(buf), 1, LLVMGetBufferSize(buf), stdout);
+      LLVMDisposeMemoryBuffer(buf);
+    } else {
+      st = emit_to_file(tm, mod, opts->output_path, LLVMAssemblyFile);
+    }
+    goto done;
+  }
+
+  st = pack_weights(g, pctx->weights_bytes, &wbuf);
+  if (st != HX_OK) goto done;
+  LLVMSetInitializer(weights, LLVMConstStringInContext2(c, (const char*)wbuf, pctx->weights_bytes ? pctx->weights_bytes : 1, 1));
+  LLVMSetLinkage(weights, LLVMInternalLinkage);
+  free(wbuf);
+  wbuf = NULL;
+
+  if (opts->kind == HC_EMIT_OBJ) {
+    st = emit_to_file(tm, mod, opts->output_path, LLVMObjectFile);
+    goto done;
+  }
+  {
+    int fd = mkstemps(tmp_obj, 2);
+    if (fd < 0) {
+      st = hx_status_make(HX_STATUS_IO, "cannot create a temporary object file: %s", strerror(errno));
+      goto done;
+    }
+    close(fd);
+    tmp_made = true;
+    st = emit_to_file(tm, mod, tmp_obj, LLVMObjectFile);
+    if (st == HX_OK) st = hc_link_shared(tmp_obj, opts->output_path);
+  }
+
+done:
+  if (tmp_made) unlink(tmp_obj);
+  free(wbuf);
+  free(manifest);
+  free(lc.kernels);
+  hc_arena_release(&names);
+  if (tm) LLVMDisposeTargetMachine(tm);
+  LLVMDisposeModule(mod);
+  LLVMContextDispose(c);
+  return st;
+}

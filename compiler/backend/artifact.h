@@ -1,0 +1,27 @@
+/* The artifact writer: lowers a planned graph to one LLVM module (kernels,
+ * ABI tables, manifest, weights), optimises it for the target and emits a
+ * shared object, an object file, LLVM IR, assembly or the manifest alone. */
+#ifndef HARNESS_BACKEND_ARTIFACT_H
+#define HARNESS_BACKEND_ARTIFACT_H
+
+#include "compiler/backend/target.h"
+#include "passes/pass.h"
+
+typedef enum hc_emit_kind {
+  HC_EMIT_LIB = 0,  /* self-contained shared object (default) */
+  HC_EMIT_OBJ,      /* relocatable object with the same contents */
+  HC_EMIT_LLVM_IR,  /* optimised LLVM IR text (weights declared, not inlined) */
+  HC_EMIT_ASM,      /* target assembly (weights declared, not inlined) */
+  HC_EMIT_MANIFEST, /* the scheduling manifest as JSON */
+} hc_emit_kind;
+
+typedef struct hc_emit_options {
+  hc_emit_kind kind;
+  const char* output_path; /* "-" = stdout for text kinds */
+  int opt_level;           /* 0..3: LLVM pipeline and codegen level */
+  const char* producer;    /* "harnessc X.Y.Z" */
+} hc_emit_options;
+
+hx_status_t hc_emit_artifact(hc_pass_ctx* pctx, hc_graph* g, const hc_target* t, const hc_emit_options* opts);
+
+#endif /* HARNESS_BACKEND_ARTIFACT_H */

@@ -1,0 +1,134 @@
+/* The scheduling manifest as JSON (schema: docs/manifest.md). */
+#include "compiler/backend/manifest.h"
+
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compiler/backend/target.h"
+#include "compiler/ops/op.h"
+#include "harness/artifact_abi.h"
+#include "harness/harness.h"
+
+static cJSON* shape_json(const hc_value* v) {
+  cJSON* a = cJSON_CreateArray();
+  for (int d = 0; d < v->rank; ++d) cJSON_AddItemToArray(a, cJSON_CreateNumber((double)v->dims[d]));
+  return a;
+}
+
+static const char* location_of(const hc_value* v, int num_inputs) {
+  while (v->alias_of) v = v->alias_of;
+  if (v->storage.base == HX_BASE_ARENA) return "arena";
+  if (v->storage.base == HX_BASE_WEIGHTS) return "weights";
+  if (v->storage.base >= HX_BASE_FIRST_IO + num_inputs) return "output";
+  if (v->storage.base >= HX_BASE_FIRST_IO) return "input";
+  return "none";
+}
+
+static cJSON* io_json(const hc_value* v, const char* name, int base) {
+  cJSON* o = cJSON_CreateObject();
+  cJSON_AddStringToObject(o, "name", name);
+  cJSON_AddStringToObject(o, "dtype", hx_dtype_name(v->dtype));
+  cJSON_AddItemToObject(o, "shape", shape_json(v));
+  cJSON_AddNumberToObject(o, "bytes", (double)hc_value_nbytes(v));
+  cJSON_AddNumberToObject(o, "base", base);
+  return o;
+}
+
+static cJSON* feature_list(uint64_t bits) {
+  cJSON* a = cJSON_CreateArray();
+  for (int b = 0; b < 64; ++b)
+    if (bits & (1ull << b)) cJSON_AddItemToArray(a, cJSON_CreateString(hx_cpu_feature_name(1ull << b)));
+  return a;
+}
+
+static cJSON* value_names(hc_value* const* vs, int n) {
+  cJSON* a = cJSON_CreateArray();
+  for (int i = 0; i < n; ++i) cJSON_AddItemToArray(a, vs[i] ? cJSON_CreateString(vs[i]->name) : cJSON_CreateNull());
+  return a;
+}
+
+char* hc_manifest_json(const hc_graph* g, const hc_pass_ctx* pctx, const hc_target* t, const hc_lower_ctx* lc,
+                       const char* producer) {
+  cJSON* root = cJSON_CreateObject();
+  cJSON_AddStringToObject(root, "format", "harness-manifest");
+  cJSON_AddNumberToObject(root, "version", 1);
+  cJSON_AddStringToObject(root, "producer", producer);
+  char abi[32];
+  snprintf(abi, sizeof abi, "%d.%d", HX_ABI_VERSION_MAJOR, HX_ABI_VERSION_MINOR);
+  cJSON_AddStringToObject(root, "abi", abi);
+  cJSON_AddStringToObject(root, "model", g->name);
+  cJSON_AddNumberToObject(root, "opset", g->default_opset);
+
+  cJSON* target = cJSON_AddObjectToObject(root, "target");
+  cJSON_AddStringToObject(target, "name", t->name);
+  cJSON_AddStringToObject(target, "triple", t->triple);
+  cJSON_AddStringToObject(target, "cpu", t->cpu);
+  cJSON_AddNumberToObject(target, "vector_bits", t->vector_bits);
+  cJSON_AddItemToObject(target, "required_features", feature_list(t->required_features));
+
+  cJSON* arena = cJSON_AddObjectToObject(root, "arena");
+  cJSON_AddNumberToObject(arena, "bytes", (double)pctx->arena_bytes);
+  cJSON_AddNumberToObject(arena, "lower_bound_bytes", (double)pctx->arena_lower_bound);
+  cJSON_AddNumberToObject(arena, "alignment", 64);
+  cJSON* weights = cJSON_AddObjectToObject(root, "weights");
+  cJSON_AddNumberToObject(weights, "bytes", (double)pctx->weights_bytes);
+
+  cJSON* inputs = cJSON_AddArrayToObject(root, "inputs");
+  for (int i = 0; i < g->num_inputs; ++i)
+    cJSON_AddItemToArray(inputs, io_json(g->inputs[i], g->inputs[i]->name, HX_BASE_FIRST_IO + i));
+  cJSON* outputs = cJSON_AddArrayToObject(root, "outputs");
+  for (int i = 0; i < g->num_outputs; ++i)
+    cJSON_AddItemToArray(outputs, io_json(g->outputs[i], g->output_names[i], HX_BASE_FIRST_IO + g->num_inputs + i));
+
+  cJSON* kernels = cJSON_AddArrayToObject(root, "kernels");
+  for (int k = 0; k < lc->num_kernels; ++k) {
+    const hc_kernel_rec* r = &lc->kernels[k];
+    cJSON* o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "index", k);
+    cJSON_AddStringToObject(o, "name", r->name);
+    cJSON_AddStringToObject(o, "symbol", r->symbol);
+    cJSON_AddStringToObject(o, "op", r->node ? r->node->op_type : "");
+    cJSON_AddNumberToObject(o, "tasks", (double)r->tasks);
+    cJSON_AddNumberToObject(o, "flops", r->flops);
+    cJSON_AddNumberToObject(o, "bytes", r->bytes);
+    cJSON_AddStringToObject(o, "stage", r->stage == HX_STAGE_PRE ? "pre" : r->stage == HX_STAGE_POST ? "post" : "infer");
+    cJSON_AddStringToObject(o, "device", "cpu");
+    cJSON_AddNumberToObject(o, "group", r->group);
+    if (r->node) {
+      cJSON_AddItemToObject(o, "inputs", value_names(r->node->inputs, r->node->num_inputs));
+      cJSON_AddItemToObject(o, "outputs", value_names(r->node->outputs, r->node->num_outputs));
+      if (r->node->workspace_bytes) {
+        cJSON_AddNumberToObject(o, "workspace_offset", (double)r->node->workspace_offset);
+        cJSON_AddNumberToObject(o, "workspace_bytes", (double)r->node->workspace_bytes);
+      }
+    }
+    cJSON_AddItemToArray(kernels, o);
+  }
+
+  cJSON* tensors = cJSON_AddArrayToObject(root, "tensors");
+  for (int i = 0; i < g->num_values; ++i) {
+    const hc_value* v = g->values[i];
+    const char* loc = location_of(v, g->num_inputs);
+    if (!strcmp(loc, "none")) continue; /* folded away or unused */
+    if (v->kind == HC_VALUE_CONST && v->storage.base < 0) continue;
+    const hc_value* root_v = v;
+    while (root_v->alias_of) root_v = root_v->alias_of;
+    cJSON* o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "name", v->name);
+    cJSON_AddStringToObject(o, "dtype", hx_dtype_name(v->dtype));
+    cJSON_AddItemToObject(o, "shape", shape_json(v));
+    cJSON_AddNumberToObject(o, "size", (double)hc_value_nbytes(v));
+    cJSON_AddStringToObject(o, "location", loc);
+    cJSON_AddNumberToObject(o, "offset", (double)root_v->storage.offset);
+    if (root_v != v) cJSON_AddStringToObject(o, "alias_of", root_v->name);
+    if (v->live_first >= 0) {
+      cJSON_AddNumberToObject(o, "first", v->live_first);
+      cJSON_AddNumberToObject(o, "last", v->live_last);
+    }
+    cJSON_AddItemToArray(tensors, o);
+  }
+  char* text = cJSON_Print(root);
+  cJSON_Delete(root);
+  return text;
+}

@@ -1,0 +1,436 @@
+/* Kernel builder implementation: thin, typed wrappers over the LLVM C API. */
+#include "compiler/codegen/kernel_builder.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness/artifact_abi.h"
+
+static void init_types(hc_kb* kb) {
+  LLVMContextRef c = kb->lc->llctx;
+  kb->t_void = LLVMVoidTypeInContext(c);
+  kb->t_i1 = LLVMInt1TypeInContext(c);
+  kb->t_i8 = LLVMInt8TypeInContext(c);
+  kb->t_i16 = LLVMInt16TypeInContext(c);
+  kb->t_i32 = LLVMInt32TypeInContext(c);
+  kb->t_i64 = LLVMInt64TypeInContext(c);
+  kb->t_f16 = LLVMHalfTypeInContext(c);
+  kb->t_bf16 = LLVMBFloatTypeInContext(c);
+  kb->t_f32 = LLVMFloatTypeInContext(c);
+  kb->t_f64 = LLVMDoubleTypeInContext(c);
+  kb->t_ptr = LLVMPointerTypeInContext(c, 0);
+}
+
+/* Makes an LLVM-friendly symbol out of a node name. */
+static void sanitize(char* s) {
+  for (; *s; ++s)
+    if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') || *s == '_')) *s = '_';
+}
+
+hx_status_t hc_kb_begin(hc_lower_ctx* lc, const hc_node* node, const char* suffix, int64_t tasks, hc_kb* kb) {
+  memset(kb, 0, sizeof(*kb));
+  kb->lc = lc;
+  kb->node = node;
+  kb->tasks = tasks < 0 ? 0 : tasks;
+  init_types(kb);
+  char sym[160];
+  snprintf(sym, sizeof sym, "hk%d_%.40s_%.60s%s%.20s", lc->symbol_counter++, node ? node->op_type : "k",
+           node ? node->name : "", suffix ? "_" : "", suffix ? suffix : "");
+  sanitize(sym);
+  LLVMTypeRef params[3] = {kb->t_ptr, kb->t_i64, kb->t_i64};
+  LLVMTypeRef fty = LLVMFunctionType(kb->t_void, params, 3, 0);
+  kb->fn = LLVMAddFunction(lc->mod, sym, fty);
+  LLVMSetLinkage(kb->fn, LLVMInternalLinkage);
+  /* Kernels are leaf code: no unwinding, and they may be vectorised freely. */
+  unsigned nounwind = LLVMGetEnumAttributeKindForName("nounwind", 8);
+  LLVMAddAttributeAtIndex(kb->fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(lc->llctx, nounwind, 0));
+  unsigned noalias = LLVMGetEnumAttributeKindForName("noalias", 7);
+  LLVMAddAttributeAtIndex(kb->fn, 1, LLVMCreateEnumAttribute(lc->llctx, noalias, 0));
+  kb->bases = LLVMGetParam(kb->fn, 0);
+  kb->begin = LLVMGetParam(kb->fn, 1);
+  kb->end = LLVMGetParam(kb->fn, 2);
+  LLVMSetValueName2(kb->bases, "bases", 5);
+  LLVMSetValueName2(kb->begin, "begin", 5);
+  LLVMSetValueName2(kb->end, "end", 3);
+  kb->b = LLVMCreateBuilderInContext(lc->llctx);
+  kb->entry = LLVMAppendBasicBlockInContext(lc->llctx, kb->fn, "entry");
+  LLVMPositionBuilderAtEnd(kb->b, kb->entry);
+
+  if (lc->num_kernels == lc->cap_kernels) {
+    int ncap = lc->cap_kernels ? lc->cap_kernels * 2 : 64;
+    hc_kernel_rec* nk = realloc(lc->kernels, (size_t)ncap * sizeof(*nk));
+    if (!nk) return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory recording kernels");
+    lc->kernels = nk;
+    lc->cap_kernels = ncap;
+  }
+  hc_kernel_rec* rec = &lc->kernels[lc->num_kernels];
+  memset(rec, 0, sizeof(*rec));
+  char label[200];
+  snprintf(label, sizeof label, "%s%s%s", node ? node->name : "kernel", suffix ? ":" : "", suffix ? suffix : "");
+  rec->name = hc_arena_strdup(lc->arena, label);
+  rec->symbol = hc_arena_strdup(lc->arena, sym);
+  rec->fn = kb->fn;
+  rec->tasks = kb->tasks;
+  rec->node = node;
+  rec->stage = HX_STAGE_INFER;
+  return HX_OK;
+}
+
+void hc_kb_end(hc_kb* kb, double flops, double bytes) {
+  LLVMBuildRetVoid(kb->b);
+  LLVMDisposeBuilder(kb->b);
+  kb->b = NULL;
+  hc_kernel_rec* rec = &kb->lc->kernels[kb->lc->num_kernels++];
+  rec->flops = flops;
+  rec->bytes = bytes;
+}
+
+LLVMValueRef hc_kb_i64(hc_kb* kb, int64_t x) { return LLVMConstInt(kb->t_i64, (unsigned long long)x, 1); }
+LLVMValueRef hc_kb_i32(hc_kb* kb, int32_t x) { return LLVMConstInt(kb->t_i32, (unsigned long long)(int64_t)x, 1); }
+
+LLVMValueRef hc_kb_ptr(hc_kb* kb, const hc_value* v) {
+  /* A view has no storage of its own: read through the value it aliases. */
+  const hc_value* root = v;
+  while (root->alias_of) root = root->alias_of;
+  int base = root->storage.base;
+  uint64_t offset = root->storage.offset;
+  LLVMValueRef slot = LLVMBuildGEP2(kb->b, kb->t_ptr, kb->bases, (LLVMValueRef[]){hc_kb_i64(kb, base)}, 1, "");
+  LLVMValueRef basep = LLVMBuildLoad2(kb->b, kb->t_ptr, slot, "");
+  LLVMValueRef p = offset ? LLVMBuildGEP2(kb->b, kb->t_i8, basep, (LLVMValueRef[]){hc_kb_i64(kb, (int64_t)offset)}, 1, "")
+                          : basep;
+  return p;
+}
+
+LLVMValueRef hc_kb_workspace(hc_kb* kb) {
+  LLVMValueRef slot = LLVMBuildGEP2(kb->b, kb->t_ptr, kb->bases, (LLVMValueRef[]){hc_kb_i64(kb, HX_BASE_ARENA)}, 1, "");
+  LLVMValueRef arena = LLVMBuildLoad2(kb->b, kb->t_ptr, slot, "");
+  return LLVMBuildGEP2(kb->b, kb->t_i8, arena, (LLVMValueRef[]){hc_kb_i64(kb, (int64_t)kb->node->workspace_offset)}, 1, "");
+}
+
+bool hc_dtype_is_float(hx_dtype_t dt) {
+  return dt == HX_DTYPE_FLOAT32 || dt == HX_DTYPE_FLOAT64 || dt == HX_DTYPE_FLOAT16 || dt == HX_DTYPE_BFLOAT16;
+}
+
+bool hc_dtype_is_signed(hx_dtype_t dt) {
+  return dt == HX_DTYPE_INT8 || dt == HX_DTYPE_INT16 || dt == HX_DTYPE_INT32 || dt == HX_DTYPE_INT64;
+}
+
+bool hc_dtype_is_integer(hx_dtype_t dt) {
+  return hc_dtype_is_signed(dt) || dt == HX_DTYPE_UINT8 || dt == HX_DTYPE_UINT16 || dt == HX_DTYPE_UINT32 ||
+         dt == HX_DTYPE_UINT64;
+}
+
+LLVMTypeRef hc_kb_storage_type(hc_kb* kb, hx_dtype_t dt) {
+  switch (dt) {
+    case HX_DTYPE_FLOAT32: return kb->t_f32;
+    case HX_DTYPE_FLOAT64: return kb->t_f64;
+    case HX_DTYPE_FLOAT16: return kb->t_f16;
+    case HX_DTYPE_BFLOAT16: return kb->t_bf16;
+    case HX_DTYPE_INT8:
+    case HX_DTYPE_UINT8:
+    case HX_DTYPE_BOOL: return kb->t_i8;
+    case HX_DTYPE_INT16:
+    case HX_DTYPE_UINT16: return kb->t_i16;
+    case HX_DTYPE_INT32:
+    case HX_DTYPE_UINT32: return kb->t_i32;
+    case HX_DTYPE_INT64:
+    case HX_DTYPE_UINT64: return kb->t_i64;
+    default: return kb->t_i8;
+  }
+}
+
+LLVMTypeRef hc_kb_compute_type(hc_kb* kb, hx_dtype_t dt) {
+  switch (dt) {
+    case HX_DTYPE_FLOAT16:
+    case HX_DTYPE_BFLOAT16: return kb->t_f32;
+    case HX_DTYPE_BOOL: return kb->t_i1;
+    default: return hc_kb_storage_type(kb, dt);
+  }
+}
+
+LLVMValueRef hc_kb_const(hc_kb* kb, hx_dtype_t dt, double x) {
+  LLVMTypeRef t = hc_kb_compute_type(kb, dt);
+  if (hc_dtype_is_float(dt)) return LLVMConstReal(t, x);
+  if (dt == HX_DTYPE_BOOL) return LLVMConstInt(t, x != 0, 0);
+  if (hc_dtype_is_signed(dt)) return LLVMConstInt(t, (unsigned long long)(long long)x, 1);
+  return LLVMConstInt(t, (unsigned long long)x, 0);
+}
+
+LLVMValueRef hc_kb_const_i(hc_kb* kb, hx_dtype_t dt, int64_t x) {
+  LLVMTypeRef t = hc_kb_compute_type(kb, dt);
+  if (hc_dtype_is_float(dt)) return LLVMConstReal(t, (double)x);
+  if (dt == HX_DTYPE_BOOL) return LLVMConstInt(t, x != 0, 0);
+  return LLVMConstInt(t, (unsigned long long)x, hc_dtype_is_signed(dt));
+}
+
+LLVMValueRef hc_kb_gep(hc_kb* kb, hx_dtype_t dt, LLVMValueRef ptr, LLVMValueRef index) {
+  return LLVMBuildGEP2(kb->b, hc_kb_storage_type(kb, dt), ptr, &index, 1, "");
+}
+
+LLVMValueRef hc_kb_load(hc_kb* kb, hx_dtype_t dt, LLVMValueRef ptr, LLVMValueRef index) {
+  LLVMTypeRef st = hc_kb_storage_type(kb, dt);
+  LLVMValueRef v = LLVMBuildLoad2(kb->b, st, hc_kb_gep(kb, dt, ptr, index), "");
+  switch (dt) {
+    case HX_DTYPE_FLOAT16:
+    case HX_DTYPE_BFLOAT16: return LLVMBuildFPExt(kb->b, v, kb->t_f32, "");
+    case HX_DTYPE_BOOL: return LLVMBuildICmp(kb->b, LLVMIntNE, v, LLVMConstInt(kb->t_i8, 0, 0), "");
+    default: return v;
+  }
+}
+
+void hc_kb_store(hc_kb* kb, hx_dtype_t dt, LLVMValueRef ptr, LLVMValueRef index, LLVMValueRef value) {
+  switch (dt) {
+    case HX_DTYPE_FLOAT16: value = LLVMBuildFPTrunc(kb->b, value, kb->t_f16, ""); break;
+    case HX_DTYPE_BFLOAT16: value = LLVMBuildFPTrunc(kb->b, value, kb->t_bf16, ""); break;
+    case HX_DTYPE_BOOL: value = LLVMBuildZExt(kb->b, value, kb->t_i8, ""); break;
+    default: break;
+  }
+  LLVMBuildStore(kb->b, value, hc_kb_gep(kb, dt, ptr, index));
+}
+
+LLVMValueRef hc_kb_convert(hc_kb* kb, LLVMValueRef v, hx_dtype_t from, hx_dtype_t to) {
+  LLVMTypeRef tt = hc_kb_compute_type(kb, to);
+  LLVMTypeRef ft = hc_kb_compute_type(kb, from);
+  bool ff = hc_dtype_is_float(from), tf = hc_dtype_is_float(to);
+  if (to == HX_DTYPE_BOOL) {
+    if (ff) return LLVMBuildFCmp(kb->b, LLVMRealUNE, v, LLVMConstReal(ft, 0.0), "");
+    if (from == HX_DTYPE_BOOL) return v;
+    return LLVMBuildICmp(kb->b, LLVMIntNE, v, LLVMConstInt(ft, 0, 0), "");
+  }
+  if (from == HX_DTYPE_BOOL) {
+    if (tf) return LLVMBuildUIToFP(kb->b, v, tt, "");
+    return LLVMBuildZExt(kb->b, v, tt, "");
+  }
+  if (ff && tf) {
+    unsigned fw = LLVMGetTypeKind(ft) == LLVMDoubleTypeKind ? 64 : 32;
+    unsigned tw = LLVMGetTypeKind(tt) == LLVMDoubleTypeKind ? 64 : 32;
+    if (fw == tw) {
+      /* float32 compute values that come from or go to half/bfloat are
+       * rounded by the store; nothing to do in registers. */
+      return v;
+    }
+    return fw < tw ? LLVMBuildFPExt(kb->b, v, tt, "") : LLVMBuildFPTrunc(kb->b, v, tt, "");
+  }
+  if (ff && !tf) {
+    /* fptosi/fptoui are poison out of range; the saturating intrinsics give
+     * the defined, platform-independent answer. NaN -> 0. */
+    LLVMTypeRef tys[2] = {tt, ft};
+    const char* name = hc_dtype_is_signed(to) ? "llvm.fptosi.sat" : "llvm.fptoui.sat";
+    unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+    LLVMValueRef decl = LLVMGetIntrinsicDeclaration(kb->lc->mod, id, tys, 2);
+    LLVMTypeRef fty = LLVMIntrinsicGetType(kb->lc->llctx, id, tys, 2);
+    return LLVMBuildCall2(kb->b, fty, decl, &v, 1, "");
+  }
+  if (!ff && tf) {
+    return hc_dtype_is_signed(from) ? LLVMBuildSIToFP(kb->b, v, tt, "") : LLVMBuildUIToFP(kb->b, v, tt, "");
+  }
+  /* int -> int */
+  unsigned fw = LLVMGetIntTypeWidth(ft), tw = LLVMGetIntTypeWidth(tt);
+  if (fw == tw) return v;
+  if (fw > tw) return LLVMBuildTrunc(kb->b, v, tt, "");
+  return hc_dtype_is_signed(from) ? LLVMBuildSExt(kb->b, v, tt, "") : LLVMBuildZExt(kb->b, v, tt, "");
+}
+
+LLVMValueRef hc_kb_add(hc_kb* kb, hx_dtype_t dt, LLVMValueRef a, LLVMValueRef b) {
+  if (hc_dtype_is_float(dt)) return LLVMBuildFAdd(kb->b, a, b, "");
+  if (dt == HX_DTYPE_BOOL) return LLVMBuildOr(kb->b, a, b, "");
+  return LLVMBuildAdd(kb->b, a, b, "");
+}
+
+LLVMValueRef hc_kb_sub(hc_kb* kb, hx_dtype_t dt, LLVMValueRef a, LLVMValueRef b) {
+  return hc_dtype_is_float(dt) ? LLVMBuildFSub(kb->b, a, b, "") : LLVMBuildSub(kb->b, a, b, "");
+}
+
+LLVMValueRef hc_kb_mul(hc_kb* kb, hx_dtype_t dt, LLVMValueRef a, LLVMValueRef b) {
+  if (hc_dtype_is_float(dt)) return LLVMBuildFMul(kb->b, a, b, "");
+  if (dt == HX_DTYPE_BOOL) return LLVMBuildAnd(kb->b, a, b, "");
+  return LLVMBuildMul(kb->b, a, b, "");
+}
+
+LLVMValueRef hc_kb_div(hc_kb* kb, hx_dtype_t dt, LLVMValueRef a, LLVMValueRef b) {
+  if (hc_dtype_is_float(dt)) return LLVMBuildFDiv(kb->b, a, b, "");
+  /* Integer division by zero is undefined in LLVM (and traps on x86); ONNX
+   * leaves it undefined too. Dividing by 1 instead keeps kernels total. */
+  LLVMValueRef zero = LLVMConstInt(LLVMTypeOf(b), 0, 0);
+  LLVMValueRef is0 = LLVMBuildICmp(kb->b, LLVMIntEQ, b, zero, "");
+  LLVMValueRef safe = LLVMBuildSelect(kb->b, is0, LLVMConstInt(LLVMTypeOf(b), 1, 0), b, "");
+  if (hc_dtype_is_signed(dt)) {
+    /* INT_MIN / -1 overflows (and traps); numpy wraps to INT_MIN. */
+    LLVMValueRef q = LLVMBuildSDiv(kb->b, a, safe, "");
+    return LLVMBuildSelect(kb->b, is0, zero, q, "");
+  }
+  LLVMValueRef q = LLVMBuildUDiv(kb->b, a, safe, "");
+  return LLVMBuildSelect(kb->b, is0, zero, q, "");
+}
+
+LLVMValueRef hc_kb_fma(hc_kb* kb, hx_dtype_t dt, LLVMValueRef a, LLVMValueRef b, LLVMValueRef c) {
+  if (hc_dtype_is_float(dt)) {
+    LLVMValueRef args[3] = {a, b, c};
+    return hc_kb_intrinsic(kb, "llvm.fmuladd", LLVMTypeOf(a), args, 3);
+  }
+  return hc_kb_add(kb, dt, hc_kb_mul(kb, dt, a, b), c);
+}
+
+LLVMValueRef hc_kb_min(hc_kb* kb, hx_dtype_t dt, LLVMValueRef a, LLVMValueRef b) {
+  if (hc_dtype_is_float(dt)) {
+    LLVMValueRef args[2] = {a, b};
+    return hc_kb_intrinsic(kb, "llvm.minimum", LLVMTypeOf(a), args, 2);
+  }
+  LLVMIntPredicate p = hc_dtype_is_signed(dt) ? LLVMIntSLT : LLVMIntULT;
+  return LLVMBuildSelect(kb->b, LLVMBuildICmp(kb->b, p, a, b, ""), a, b, "");
+}
+
+LLVMValueRef hc_kb_max(hc_kb* kb, hx_dtype_t dt, LLVMValueRef a, LLVMValueRef b) {
+  if (hc_dtype_is_float(dt)) {
+    LLVMValueRef args[2] = {a, b};
+    return hc_kb_intrinsic(kb, "llvm.maximum", LLVMTypeOf(a), args, 2);
+  }
+  LLVMIntPredicate p = hc_dtype_is_signed(dt) ? LLVMIntSGT : LLVMIntUGT;
+  return LLVMBuildSelect(kb->b, LLVMBuildICmp(kb->b, p, a, b, ""), a, b, "");
+}
+
+LLVMValueRef hc_kb_cmp(hc_kb* kb, hx_dtype_t dt, const char* pred, LLVMValueRef a, LLVMValueRef b) {
+  int which = !strcmp(pred, "eq") ? 0 : !strcmp(pred, "ne") ? 1 : !strcmp(pred, "lt") ? 2
+            : !strcmp(pred, "le") ? 3 : !strcmp(pred, "gt") ? 4 : 5;
+  if (hc_dtype_is_float(dt)) {
+    static const LLVMRealPredicate fp[6] = {LLVMRealOEQ, LLVMRealUNE, LLVMRealOLT, LLVMRealOLE, LLVMRealOGT, LLVMRealOGE};
+    return LLVMBuildFCmp(kb->b, fp[which], a, b, "");
+  }
+  static const LLVMIntPredicate sp[6] = {LLVMIntEQ, LLVMIntNE, LLVMIntSLT, LLVMIntSLE, LLVMIntSGT, LLVMIntSGE};
+  static const LLVMIntPredicate up[6] = {LLVMIntEQ, LLVMIntNE, LLVMIntULT, LLVMIntULE, LLVMIntUGT, LLVMIntUGE};
+  return LLVMBuildICmp(kb->b, hc_dtype_is_signed(dt) ? sp[which] : up[which], a, b, "");
+}
+
+LLVMValueRef hc_kb_select(hc_kb* kb, LLVMValueRef cond, LLVMValueRef a, LLVMValueRef b) {
+  return LLVMBuildSelect(kb->b, cond, a, b, "");
+}
+
+LLVMValueRef hc_kb_intrinsic(hc_kb* kb, const char* name, LLVMTypeRef type, LLVMValueRef* args, unsigned nargs) {
+  unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+  LLVMTypeRef tys[1] = {type};
+  LLVMValueRef decl = LLVMGetIntrinsicDeclaration(kb->lc->mod, id, tys, 1);
+  LLVMTypeRef fty = LLVMIntrinsicGetType(kb->lc->llctx, id, tys, 1);
+  return LLVMBuildCall2(kb->b, fty, decl, args, nargs, "");
+}
+
+LLVMValueRef hc_kb_libm(hc_kb* kb, const char* name, LLVMTypeRef type, LLVMValueRef* args, unsigned nargs) {
+  LLVMTypeRef params[4] = {type, type, type, type};
+  LLVMTypeRef fty = LLVMFunctionType(type, params, nargs, 0);
+  LLVMValueRef fn = LLVMGetNamedFunction(kb->lc->mod, name);
+  if (!fn) {
+    fn = LLVMAddFunction(kb->lc->mod, name, fty);
+    unsigned nounwind = LLVMGetEnumAttributeKindForName("nounwind", 8);
+    LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(kb->lc->llctx, nounwind, 0));
+  }
+  return LLVMBuildCall2(kb->b, fty, fn, args, nargs, "");
+}
+
+LLVMValueRef hc_kb_math(hc_kb* kb, hx_dtype_t dt, const char* name, LLVMValueRef* args, unsigned nargs) {
+  LLVMTypeRef t = hc_kb_compute_type(kb, dt);
+  bool dbl = LLVMGetTypeKind(t) == LLVMDoubleTypeKind;
+  /* Functions LLVM knows as intrinsics (vectorisable, constant-foldable). */
+  static const char* const intrinsics[] = {"exp", "exp2", "log", "log2", "log10", "sqrt", "fabs", "floor", "ceil",
+                                           "trunc", "round", "rint", "nearbyint", "sin", "cos", "pow", "copysign",
+                                           "roundeven", NULL};
+  for (int i = 0; intrinsics[i]; ++i) {
+    if (strcmp(name, intrinsics[i]) == 0) {
+      char iname[40];
+      snprintf(iname, sizeof iname, "llvm.%s", strcmp(name, "fabs") == 0 ? "fabs" : name);
+      return hc_kb_intrinsic(kb, iname, t, args, nargs);
+    }
+  }
+  char cname[40];
+  snprintf(cname, sizeof cname, "%s%s", name, dbl ? "" : "f");
+  return hc_kb_libm(kb, cname, t, args, nargs);
+}
+
+LLVMValueRef hc_kb_iadd(hc_kb* kb, LLVMValueRef a, LLVMValueRef b) { return LLVMBuildAdd(kb->b, a, b, ""); }
+LLVMValueRef hc_kb_imul(hc_kb* kb, LLVMValueRef a, LLVMValueRef b) { return LLVMBuildMul(kb->b, a, b, ""); }
+LLVMValueRef hc_kb_imin(hc_kb* kb, LLVMValueRef a, LLVMValueRef b) {
+  return LLVMBuildSelect(kb->b, LLVMBuildICmp(kb->b, LLVMIntSLT, a, b, ""), a, b, "");
+}
+LLVMValueRef hc_kb_imax(hc_kb* kb, LLVMValueRef a, LLVMValueRef b) {
+  return LLVMBuildSelect(kb->b, LLVMBuildICmp(kb->b, LLVMIntSGT, a, b, ""), a, b, "");
+}
+
+LLVMValueRef hc_loop_begin_step(hc_kb* kb, hc_loop* loop, LLVMValueRef lo, LLVMValueRef hi, int64_t step,
+                                const char* name) {
+  LLVMContextRef c = kb->lc->llctx;
+  LLVMBasicBlockRef pre = LLVMGetInsertBlock(kb->b);
+  loop->header = LLVMAppendBasicBlockInContext(c, kb->fn, name ? name : "loop");
+  loop->body = LLVMAppendBasicBlockInContext(c, kb->fn, "body");
+  loop->exit = LLVMAppendBasicBlockInContext(c, kb->fn, "exit");
+  loop->step = hc_kb_i64(kb, step);
+  /* Guarded form: skip the loop entirely when empty, so the body's phi is
+   * only entered with lo < hi (the rotated form LLVM's passes prefer). */
+  LLVMValueRef enter = LLVMBuildICmp(kb->b, LLVMIntSLT, lo, hi, "");
+  LLVMBuildCondBr(kb->b, enter, loop->header, loop->exit);
+  LLVMPositionBuilderAtEnd(kb->b, loop->header);
+  loop->iv = LLVMBuildPhi(kb->b, kb->t_i64, name ? name : "i");
+  LLVMAddIncoming(loop->iv, &lo, &pre, 1);
+  LLVMBuildBr(kb->b, loop->body);
+  LLVMPositionBuilderAtEnd(kb->b, loop->body);
+  loop->hi = hi;
+  return loop->iv;
+}
+
+LLVMValueRef hc_loop_begin(hc_kb* kb, hc_loop* loop, LLVMValueRef lo, LLVMValueRef hi, const char* name) {
+  return hc_loop_begin_step(kb, loop, lo, hi, 1, name);
+}
+
+void hc_loop_end(hc_kb* kb, hc_loop* loop) {
+  LLVMValueRef hi = loop->hi;
+  LLVMBasicBlockRef cur = LLVMGetInsertBlock(kb->b);
+  LLVMValueRef next = LLVMBuildAdd(kb->b, loop->iv, loop->step, "");
+  LLVMSetNSW(next, 1);
+  LLVMValueRef more = LLVMBuildICmp(kb->b, LLVMIntSLT, next, hi, "");
+  LLVMBuildCondBr(kb->b, more, loop->header, loop->exit);
+  LLVMAddIncoming(loop->iv, &next, &cur, 1);
+  LLVMPositionBuilderAtEnd(kb->b, loop->exit);
+}
+
+LLVMValueRef hc_kb_task_loop_begin(hc_kb* kb, hc_loop* loop) {
+  return hc_loop_begin(kb, loop, kb->begin, kb->end, "task");
+}
+
+void hc_if_begin(hc_kb* kb, hc_if* s, LLVMValueRef cond) {
+  s->then_bb = LLVMAppendBasicBlockInContext(kb->lc->llctx, kb->fn, "then");
+  s->merge_bb = LLVMAppendBasicBlockInContext(kb->lc->llctx, kb->fn, "endif");
+  LLVMBuildCondBr(kb->b, cond, s->then_bb, s->merge_bb);
+  LLVMPositionBuilderAtEnd(kb->b, s->then_bb);
+}
+
+void hc_if_end(hc_kb* kb, hc_if* s) {
+  LLVMBuildBr(kb->b, s->merge_bb);
+  LLVMPositionBuilderAtEnd(kb->b, s->merge_bb);
+}
+
+LLVMValueRef hc_kb_alloca(hc_kb* kb, LLVMTypeRef type, const char* name) {
+  LLVMBuilderRef tmp = LLVMCreateBuilderInContext(kb->lc->llctx);
+  LLVMValueRef first = LLVMGetFirstInstruction(kb->entry);
+  if (first)
+    LLVMPositionBuilderBefore(tmp, first);
+  else
+    LLVMPositionBuilderAtEnd(tmp, kb->entry);
+  LLVMValueRef a = LLVMBuildAlloca(tmp, type, name ? name : "");
+  LLVMDisposeBuilder(tmp);
+  return a;
+}
+
+void hc_kb_memcpy(hc_kb* kb, LLVMValueRef dst, LLVMValueRef src, LLVMValueRef bytes) {
+  LLVMBuildMemCpy(kb->b, dst, 1, src, 1, bytes);
+}
+
+void hc_kb_memset(hc_kb* kb, LLVMValueRef dst, int byte, LLVMValueRef bytes) {
+  LLVMBuildMemSet(kb->b, dst, LLVMConstInt(kb->t_i8, (unsigned long long)byte, 0), bytes, 1);
+}
+
+void hc_strides(int rank, const int64_t* dims, int64_t* out) {
+  int64_t s = 1;
+  for (int i = rank - 1; i >= 0; --i) {
+    out[i] = s;
+    s *= dims[i];
+  }
+}

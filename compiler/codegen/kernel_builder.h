@@ -1,0 +1,163 @@
+/* Kernel builder: the vocabulary op lowerings use to emit LLVM IR.
+ *
+ * Every kernel is an LLVM function
+ *     void @k(ptr %bases, i64 %begin, i64 %end)
+ * computing tasks [begin, end) (see runtime/include/harness/artifact_abi.h).
+ * A lowering opens a kernel with hc_kb_begin, gets tensor pointers with
+ * hc_kb_ptr, writes loops with hc_loop_begin/hc_loop_end, loads and stores
+ * elements in their *compute type* (float for float16/bfloat16, i1 for bool,
+ * the storage type otherwise) and closes with hc_kb_end, which records the
+ * kernel for the artifact's schedule.
+ *
+ * Loops are emitted in canonical form (preheader, header phi, single latch)
+ * so that LLVM's loop vectoriser and unroller can work on them for the
+ * target chosen with --target/--mcpu.
+ */
+#ifndef HARNESS_CODEGEN_KERNEL_BUILDER_H
+#define HARNESS_CODEGEN_KERNEL_BUILDER_H
+
+#include <llvm-c/Core.h>
+#include <llvm-c/TargetMachine.h>
+#include <stdbool.h>
+
+#include "ir/graph.h"
+
+struct hc_target;
+
+/* A kernel emitted into the module, in schedule order. */
+typedef struct hc_kernel_rec {
+  const char* name;      /* node name (+ suffix) */
+  const char* symbol;    /* LLVM function name */
+  LLVMValueRef fn;
+  int64_t tasks;
+  double flops, bytes;
+  int stage, group;
+  const hc_node* node;
+} hc_kernel_rec;
+
+/* State shared by all kernels of one module. */
+typedef struct hc_lower_ctx {
+  LLVMContextRef llctx;
+  LLVMModuleRef mod;
+  const struct hc_target* target; /* vector width and features; never NULL */
+  hc_graph* graph;
+  hc_kernel_rec* kernels;
+  int num_kernels, cap_kernels;
+  int symbol_counter;
+  hc_arena* arena;      /* names of kernels */
+} hc_lower_ctx;
+
+/* Builder for one kernel function. */
+typedef struct hc_kb {
+  hc_lower_ctx* lc;
+  const hc_node* node;
+  LLVMBuilderRef b;
+  LLVMValueRef fn;
+  LLVMValueRef bases;  /* ptr argument */
+  LLVMValueRef begin;  /* i64 first task */
+  LLVMValueRef end;    /* i64 one past the last task */
+  LLVMBasicBlockRef entry;
+  int64_t tasks;
+  LLVMTypeRef t_void, t_i1, t_i8, t_i16, t_i32, t_i64, t_f16, t_bf16, t_f32, t_f64, t_ptr;
+} hc_kb;
+
+/* A counted loop: for (iv = lo; iv < hi; iv += step). */
+typedef struct hc_loop {
+  LLVMBasicBlockRef header, body, exit;
+  LLVMValueRef iv, step, hi;
+} hc_loop;
+
+/* Opens kernel `suffix` (may be NULL) of `node` with `tasks` tasks. */
+hx_status_t hc_kb_begin(hc_lower_ctx* lc, const hc_node* node, const char* suffix, int64_t tasks, hc_kb* kb);
+/* Closes the kernel (ret void) and records it with its cost estimate. */
+void hc_kb_end(hc_kb* kb, double flops, double bytes);
+
+/* Pointer to the first byte of v at run time (arena, weights or I/O buffer). */
+LLVMValueRef hc_kb_ptr(hc_kb* kb, const hc_value* v);
+
+/* The node's scratch memory in the arena (see hc_op_desc.workspace). */
+LLVMValueRef hc_kb_workspace(hc_kb* kb);
+
+/* Constants. */
+LLVMValueRef hc_kb_i64(hc_kb* kb, int64_t x);
+LLVMValueRef hc_kb_i32(hc_kb* kb, int32_t x);
+/* A constant in the compute type of dtype (ints are converted, floats exact). */
+LLVMValueRef hc_kb_const(hc_kb* kb, hx_dtype_t dtype, double x);
+LLVMValueRef hc_kb_const_i(hc_kb* kb, hx_dtype_t dtype, int64_t x);
+
+/* Types: storage (in memory) and compute (in registers) of a dtype. */
+LLVMTypeRef hc_kb_storage_type(hc_kb* kb, hx_dtype_t dtype);
+LLVMTypeRef hc_kb_compute_type(hc_kb* kb, hx_dtype_t dtype);
+bool hc_dtype_is_float(hx_dtype_t dtype);  /* float16/bfloat16/float32/float64 */
+bool hc_dtype_is_signed(hx_dtype_t dtype); /* signed integers */
+bool hc_dtype_is_integer(hx_dtype_t dtype);/* integers excluding bool */
+
+/* Loads element `index` (i64, in elements) of a dtype array at ptr, as the
+ * compute type; stores a compute-type value back. */
+LLVMValueRef hc_kb_load(hc_kb* kb, hx_dtype_t dtype, LLVMValueRef ptr, LLVMValueRef index);
+void hc_kb_store(hc_kb* kb, hx_dtype_t dtype, LLVMValueRef ptr, LLVMValueRef index, LLVMValueRef value);
+/* Element address (typed GEP). */
+LLVMValueRef hc_kb_gep(hc_kb* kb, hx_dtype_t dtype, LLVMValueRef ptr, LLVMValueRef index);
+
+/* Converts a compute-type value between dtypes with ONNX Cast semantics
+ * (float->int truncates toward zero, x->bool is x != 0, bool->x is 0/1). */
+LLVMValueRef hc_kb_convert(hc_kb* kb, LLVMValueRef v, hx_dtype_t from, hx_dtype_t to);
+
+/* Arithmetic on compute-type values of dtype (chooses fadd/add, sdiv/udiv...). */
+LLVMValueRef hc_kb_add(hc_kb* kb, hx_dtype_t dt, LLVMValueRef a, LLVMValueRef b);
+LLVMValueRef hc_kb_sub(hc_kb* kb, hx_dtype_t dt, LLVMValueRef a, LLVMValueRef b);
+LLVMValueRef hc_kb_mul(hc_kb* kb, hx_dtype_t dt, LLVMValueRef a, LLVMValueRef b);
+LLVMValueRef hc_kb_div(hc_kb* kb, hx_dtype_t dt, LLVMValueRef a, LLVMValueRef b);
+/* a*b+c; fused (llvm.fmuladd) for floats. */
+LLVMValueRef hc_kb_fma(hc_kb* kb, hx_dtype_t dt, LLVMValueRef a, LLVMValueRef b, LLVMValueRef c);
+/* min/max: NaN-propagating for floats (as numpy and ONNX Runtime). */
+LLVMValueRef hc_kb_min(hc_kb* kb, hx_dtype_t dt, LLVMValueRef a, LLVMValueRef b);
+LLVMValueRef hc_kb_max(hc_kb* kb, hx_dtype_t dt, LLVMValueRef a, LLVMValueRef b);
+/* Comparisons returning i1: pred is one of "eq","ne","lt","le","gt","ge". */
+LLVMValueRef hc_kb_cmp(hc_kb* kb, hx_dtype_t dt, const char* pred, LLVMValueRef a, LLVMValueRef b);
+LLVMValueRef hc_kb_select(hc_kb* kb, LLVMValueRef cond, LLVMValueRef a, LLVMValueRef b);
+
+/* Calls an overloaded LLVM intrinsic such as "llvm.exp" on values of `type`. */
+LLVMValueRef hc_kb_intrinsic(hc_kb* kb, const char* name, LLVMTypeRef type, LLVMValueRef* args, unsigned nargs);
+/* Calls a C math function (e.g. "erff") declared on demand: all params and
+ * the result have type `type`. */
+LLVMValueRef hc_kb_libm(hc_kb* kb, const char* name, LLVMTypeRef type, LLVMValueRef* args, unsigned nargs);
+/* Float math on compute-type values of a float dtype: picks the intrinsic or
+ * libm function of the right width. name is the float64 C name ("exp",
+ * "log", "sqrt", "tanh", "erf", "pow", ...). */
+LLVMValueRef hc_kb_math(hc_kb* kb, hx_dtype_t dt, const char* name, LLVMValueRef* args, unsigned nargs);
+
+/* i64 helpers. */
+LLVMValueRef hc_kb_iadd(hc_kb* kb, LLVMValueRef a, LLVMValueRef b);
+LLVMValueRef hc_kb_imul(hc_kb* kb, LLVMValueRef a, LLVMValueRef b);
+LLVMValueRef hc_kb_imin(hc_kb* kb, LLVMValueRef a, LLVMValueRef b);
+LLVMValueRef hc_kb_imax(hc_kb* kb, LLVMValueRef a, LLVMValueRef b);
+
+/* Loops. hc_loop_begin emits the header and positions the builder in the
+ * body; returns the induction variable. Nest freely; close in reverse order. */
+LLVMValueRef hc_loop_begin(hc_kb* kb, hc_loop* loop, LLVMValueRef lo, LLVMValueRef hi, const char* name);
+LLVMValueRef hc_loop_begin_step(hc_kb* kb, hc_loop* loop, LLVMValueRef lo, LLVMValueRef hi, int64_t step,
+                                const char* name);
+void hc_loop_end(hc_kb* kb, hc_loop* loop);
+/* The task loop over [begin, end). */
+LLVMValueRef hc_kb_task_loop_begin(hc_kb* kb, hc_loop* loop);
+
+/* if (cond) { ... }: hc_if_begin positions the builder in the then-block;
+ * hc_if_end joins. */
+typedef struct hc_if {
+  LLVMBasicBlockRef then_bb, merge_bb;
+} hc_if;
+void hc_if_begin(hc_kb* kb, hc_if* s, LLVMValueRef cond);
+void hc_if_end(hc_kb* kb, hc_if* s);
+
+/* A stack slot in the entry block (accumulators that survive a loop). */
+LLVMValueRef hc_kb_alloca(hc_kb* kb, LLVMTypeRef type, const char* name);
+
+/* memcpy of `bytes` (i64 value) between two pointers. */
+void hc_kb_memcpy(hc_kb* kb, LLVMValueRef dst, LLVMValueRef src, LLVMValueRef bytes);
+void hc_kb_memset(hc_kb* kb, LLVMValueRef dst, int byte, LLVMValueRef bytes);
+
+/* Row-major strides (in elements) of a shape. */
+void hc_strides(int rank, const int64_t* dims, int64_t* out_strides);
+
+#endif /* HARNESS_CODEGEN_KERNEL_BUILDER_H */

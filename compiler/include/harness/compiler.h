@@ -1,0 +1,44 @@
+/* The Harness compiler as a library: what harnessc and harness-test call.
+ *
+ * hc_compile() runs the whole path (import -> passes -> LLVM -> artifact)
+ * for one model with the given options. Errors come back as a status whose
+ * message names the node, op and cause. */
+#ifndef HARNESS_COMPILER_H
+#define HARNESS_COMPILER_H
+
+#include <stdio.h>
+
+#include "harness/status.h"
+
+#define HC_MAX_OVERRIDES 64
+
+typedef struct hc_compile_options {
+  const char* input_path;   /* model.onnx */
+  const char* output_path;  /* artifact path, or "-" for stdout (text emits) */
+  const char* target;       /* "native" (default), "x86-64-v3", "x86-64-v4" */
+  const char* mcpu;         /* optional CPU model */
+  int opt_level;            /* 0..3, default 3 */
+  const char* emit;         /* "lib" (default), "obj", "llvm-ir", "asm", "manifest" */
+  /* --shape NAME=DIMS and --constant NAME=FILE, as given on the command line. */
+  const char* shapes[HC_MAX_OVERRIDES];
+  int num_shapes;
+  const char* constants[HC_MAX_OVERRIDES];
+  int num_constants;
+  const char* print_after;  /* pass name or "all" */
+  int time_passes;
+  int verbose;
+  FILE* log;                /* diagnostics (default stderr) */
+} hc_compile_options;
+
+/* Fills defaults (native target, -O3, emit lib, log stderr). */
+void hc_compile_options_init(hc_compile_options* opts);
+hx_status_t hc_compile(const hc_compile_options* opts);
+
+/* `harnessc check`: imports and verifies the model, reporting every problem
+ * at once. Prints a summary to `out`; fails if anything would stop a compile. */
+hx_status_t hc_check(const hc_compile_options* opts, FILE* out);
+
+/* Producer string, e.g. "harnessc 0.1.0". */
+const char* hc_version_string(void);
+
+#endif /* HARNESS_COMPILER_H */

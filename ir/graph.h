@@ -1,0 +1,191 @@
+/* The graph IR: values (tensors) and nodes (operations) of one model.
+ *
+ * A graph owns everything reachable from it through one arena (names,
+ * attributes, shape lists) plus separately owned constant data buffers.
+ * Values are SSA: each has at most one producer node. Shapes are static:
+ * after import every dimension is a known non-negative integer (symbolic
+ * dimensions must be fixed with --shape before lowering; import records their
+ * names so errors can say which flag fixes them).
+ *
+ * Node order in graph->nodes is always a topological order; passes that
+ * create or rewire nodes keep it so (hc_graph_sort restores it).
+ */
+#ifndef HARNESS_IR_GRAPH_H
+#define HARNESS_IR_GRAPH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "harness/harness.h"
+#include "ir/arena.h"
+
+#define HC_MAX_RANK 8
+
+struct hc_op_desc;
+struct hc_graph;
+
+typedef enum hc_value_kind {
+  HC_VALUE_INTERMEDIATE = 0, /* produced by a node */
+  HC_VALUE_INPUT = 1,        /* graph input, bound by the caller at run time */
+  HC_VALUE_CONST = 2,        /* initializer or folded constant; data is known */
+} hc_value_kind;
+
+/* Where a value lives at run time: bases[base] + offset (see artifact_abi.h). */
+typedef struct hc_storage {
+  int32_t base;   /* HX_BASE_* index, -1 = not assigned */
+  uint64_t offset;
+} hc_storage;
+
+typedef struct hc_value {
+  int id;
+  const char* name;
+  hx_dtype_t dtype;
+  int rank;            /* -1 = unknown (before shape inference) */
+  int64_t dims[HC_MAX_RANK];
+  const char* dim_params[HC_MAX_RANK]; /* symbolic names from the model, NULL if none */
+  hc_value_kind kind;
+  bool is_output;      /* listed in the graph outputs */
+  struct hc_node* producer; /* NULL for inputs and constants */
+  /* Constant data (kind == HC_VALUE_CONST): dense row-major, nbytes long. */
+  const void* data;
+  /* Aliasing: a view value shares the storage of `alias_of` (Reshape etc.). */
+  struct hc_value* alias_of;
+  hc_storage storage;
+  /* Liveness over the schedule (node indices), set by memory planning for
+   * arena tensors: the value occupies its bytes from step live_first to
+   * live_last inclusive. */
+  int live_first, live_last;
+} hc_value;
+
+typedef enum hc_attr_type {
+  HC_ATTR_UNDEFINED = 0,
+  HC_ATTR_FLOAT,
+  HC_ATTR_INT,
+  HC_ATTR_STRING,
+  HC_ATTR_TENSOR,
+  HC_ATTR_GRAPH,
+  HC_ATTR_FLOATS,
+  HC_ATTR_INTS,
+  HC_ATTR_STRINGS,
+} hc_attr_type;
+
+/* A tensor-valued attribute (e.g. Constant's value). */
+typedef struct hc_attr_tensor {
+  hx_dtype_t dtype;
+  int rank;
+  int64_t dims[HC_MAX_RANK];
+  const void* data; /* owned by the graph */
+  size_t nbytes;
+} hc_attr_tensor;
+
+typedef struct hc_attr {
+  const char* name;
+  hc_attr_type type;
+  float f;
+  int64_t i;
+  const char* s;
+  int n;            /* element count of the list forms */
+  const float* floats;
+  const int64_t* ints;
+  const char* const* strings;
+  const hc_attr_tensor* t;
+  struct hc_graph* g;
+} hc_attr;
+
+typedef struct hc_node {
+  int id;
+  const char* name;
+  const char* op_type;
+  const char* domain;       /* "" for the default ONNX domain */
+  int opset;                /* opset version of its domain in the model */
+  const struct hc_op_desc* op;
+  int num_inputs;
+  hc_value** inputs;        /* NULL entries are omitted optional inputs */
+  int num_outputs;
+  hc_value** outputs;       /* NULL entries are omitted optional outputs */
+  int num_attrs;
+  hc_attr* attrs;
+  void* op_state;           /* parsed attributes, owned by the graph arena */
+  /* Scratch memory the node's kernels need (see hc_op_desc.workspace), placed
+   * in the arena by memory planning. */
+  uint64_t workspace_bytes;
+  uint64_t workspace_offset;
+  bool dead;                /* removed; skipped by iteration, reclaimed by compaction */
+} hc_node;
+
+typedef struct hc_graph {
+  hc_arena arena;
+  const char* name;
+  hc_value** values;
+  int num_values, cap_values;
+  hc_node** nodes;
+  int num_nodes, cap_nodes;
+  hc_value** inputs;
+  int num_inputs;
+  hc_value** outputs;
+  const char** output_names; /* user-facing output names (values may be rewired) */
+  int num_outputs, cap_outputs;
+  int default_opset;        /* opset of the "" domain */
+  /* Constant data buffers owned by the graph (freed with it). */
+  void** owned;
+  int num_owned, cap_owned;
+} hc_graph;
+
+/* Creates an empty graph; free with hc_graph_free. */
+hx_status_t hc_graph_create(const char* name, hc_graph** out_graph);
+void hc_graph_free(hc_graph* g);
+
+/* Creates a value owned by the graph. The name is copied. */
+hx_status_t hc_graph_add_value(hc_graph* g, const char* name, hx_dtype_t dtype, int rank, const int64_t* dims,
+                               hc_value** out_value);
+/* Finds a value by name (linear scan; import keeps its own index). */
+hc_value* hc_graph_find_value(const hc_graph* g, const char* name);
+/* Creates a node owned by the graph, appended at the end of graph->nodes. */
+hx_status_t hc_graph_add_node(hc_graph* g, const char* name, const char* op_type, const char* domain,
+                              int num_inputs, int num_outputs, hc_node** out_node);
+/* Sets input slot i of node n, keeping producer/consumer facts consistent. */
+void hc_node_set_input(hc_node* n, int i, hc_value* v);
+/* Makes `v` a constant holding `data` (nbytes must match the shape); the
+ * graph takes ownership of `data` (malloc'd). */
+hx_status_t hc_value_set_const(hc_graph* g, hc_value* v, void* data, size_t nbytes);
+/* Allocates zeroed constant storage owned by the graph (64-byte aligned). */
+void* hc_graph_alloc_data(hc_graph* g, size_t nbytes);
+/* Takes ownership of a malloc'd buffer. */
+hx_status_t hc_graph_own(hc_graph* g, void* data);
+/* Adds v to the graph outputs. */
+hx_status_t hc_graph_add_output(hc_graph* g, hc_value* v);
+
+/* Replaces every use of `from` (node inputs and graph outputs) by `to`. */
+void hc_graph_replace_uses(hc_graph* g, hc_value* from, hc_value* to);
+/* Counts the live nodes that read v. */
+int hc_value_use_count(const hc_graph* g, const hc_value* v);
+/* Drops dead nodes from graph->nodes and renumbers ids. */
+void hc_graph_compact(hc_graph* g);
+/* Re-sorts graph->nodes topologically (stable: among ready nodes the one
+ * that came first wins). Fails on a cycle, naming a node on each. */
+hx_status_t hc_graph_sort(hc_graph* g);
+/* Tarjan's SCC check: fails naming one node of every cycle. */
+hx_status_t hc_graph_check_acyclic(const hc_graph* g);
+
+/* Shape helpers. */
+int64_t hc_value_numel(const hc_value* v);
+size_t hc_value_nbytes(const hc_value* v);
+int64_t hc_shape_numel(int rank, const int64_t* dims);
+/* Formats "1x3x224x224" (or "scalar") into buf. */
+const char* hc_shape_str(int rank, const int64_t* dims, char* buf, size_t cap);
+void hc_value_set_shape(hc_value* v, hx_dtype_t dtype, int rank, const int64_t* dims);
+
+/* Attribute lookup; NULL if absent. */
+const hc_attr* hc_node_attr(const hc_node* n, const char* name);
+
+/* Reads constant data as int64 / double regardless of its integer/float dtype.
+ * Returns false if v is not constant or idx is out of range. */
+bool hc_value_const_i64(const hc_value* v, int64_t idx, int64_t* out);
+bool hc_value_const_f64(const hc_value* v, int64_t idx, double* out);
+
+/* Builds the standard error for a node: 'node "conv_12" (Conv, opset 11): <msg>'. */
+hx_status_t hc_node_error(const hc_node* n, hx_status_code_t code, const char* fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+#endif /* HARNESS_IR_GRAPH_H */

@@ -1,0 +1,61 @@
+/* Pass manager: named pipelines, verification, --print-after, --time-passes. */
+#include <string.h>
+#include <time.h>
+
+#include "ir/verify.h"
+#include "passes/pass.h"
+
+static const hc_pass* const k_all_passes[] = {
+    &hc_pass_shape_inference, &hc_pass_fold_batchnorm, &hc_pass_canonicalize, &hc_pass_constant_folding,
+    &hc_pass_dce,             &hc_pass_finalize_outputs, &hc_pass_schedule,   &hc_pass_memory_plan,
+    NULL,
+};
+
+/* -O0 does only what correctness needs: shapes (which folds shape
+ * subgraphs), removing dead code, and planning. */
+static const hc_pass* const k_o0[] = {
+    &hc_pass_shape_inference, &hc_pass_dce, &hc_pass_finalize_outputs, &hc_pass_schedule, &hc_pass_memory_plan, NULL,
+};
+
+static const hc_pass* const k_o1[] = {
+    &hc_pass_shape_inference, &hc_pass_canonicalize,     &hc_pass_fold_batchnorm, &hc_pass_constant_folding,
+    &hc_pass_dce,             &hc_pass_finalize_outputs, &hc_pass_schedule,       &hc_pass_memory_plan,
+    NULL,
+};
+
+const hc_pass* const* hc_pipeline_for_level(int opt_level) { return opt_level <= 0 ? k_o0 : k_o1; }
+
+const hc_pass* hc_pass_find(const char* name) {
+  for (int i = 0; k_all_passes[i]; ++i)
+    if (!strcmp(k_all_passes[i]->name, name)) return k_all_passes[i];
+  return NULL;
+}
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+hx_status_t hc_run_pipeline(hc_pass_ctx* ctx, hc_graph* g, const hc_pass* const* passes,
+                            const hc_pipeline_options* opts) {
+  for (int i = 0; passes[i]; ++i) {
+    const hc_pass* p = passes[i];
+    double t0 = now_ms();
+    hx_status_t st = p->run(ctx, g);
+    double t1 = now_ms();
+    if (st != HX_OK) return st;
+    if (opts && opts->time_passes && ctx->log)
+      fprintf(ctx->log, "time: %-20s %9.3f ms  (%d nodes)\n", p->name, t1 - t0, g->num_nodes);
+    /* Verification is cheap next to codegen; always on, so a pass bug is
+     * reported at the pass that made it. */
+    st = hc_graph_verify(g, true);
+    if (st != HX_OK) return hx_status_annotate(st, "after pass %s", p->name);
+    if (opts && opts->print_after && (!strcmp(opts->print_after, p->name) || !strcmp(opts->print_after, "all"))) {
+      FILE* out = opts->print_out ? opts->print_out : stderr;
+      fprintf(out, "// ----- IR after %s -----\n", p->name);
+      hc_graph_print(g, out);
+    }
+  }
+  return HX_OK;
+}

@@ -1,0 +1,143 @@
+/* The compiler <-> runtime contract: what a Harness artifact exports.
+ *
+ * An artifact is a shared object made by harnessc. It exports one function,
+ * HX_ARTIFACT_QUERY_SYMBOL, returning a pointer to a constant hx_abi_header
+ * that describes everything the runtime needs: input/output signature, the
+ * size of the statically planned arena, the weights, and one or more code
+ * variants (per CPU feature level), each a list of kernels in schedule order.
+ *
+ * Versioning works like a schema: the major version changes when a field
+ * changes meaning or position (the loader refuses other majors); the minor
+ * version grows when fields are appended at the end of a struct, which old
+ * loaders ignore. Struct sizes are pinned by static_assert so that an
+ * accidental layout change breaks the build instead of an artifact.
+ *
+ * Kernel calling convention: every kernel is
+ *     void kernel(void* const* bases, int64_t begin, int64_t end);
+ * and computes tasks [begin, end) of its `tasks` independent pieces of work.
+ * A tensor lives at bases[base_index] + a constant byte offset that the
+ * compiler baked into the code. The bases table is laid out as:
+ *     bases[HX_BASE_ARENA]            the planned arena (arena_bytes, 64-aligned)
+ *     bases[HX_BASE_WEIGHTS]          the weights blob inside the artifact
+ *     bases[HX_BASE_FIRST_IO + i]     input i, for i < num_inputs
+ *     bases[HX_BASE_FIRST_IO + num_inputs + j]   output j
+ * Kernels never allocate, never lock, and touch nothing else.
+ *
+ * This header is standalone (C11, stdint only) so that the compiler, the
+ * runtime and third-party loaders can share it.
+ */
+#ifndef HARNESS_ARTIFACT_ABI_H
+#define HARNESS_ARTIFACT_ABI_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define HX_ABI_MAGIC 0x53534e48u /* "HNSS" little-endian */
+#define HX_ABI_VERSION_MAJOR 1
+#define HX_ABI_VERSION_MINOR 0
+#define HX_ARTIFACT_QUERY_SYMBOL "harness_artifact_query"
+
+/* Indices into the bases table (see above). */
+enum {
+  HX_BASE_ARENA = 0,
+  HX_BASE_WEIGHTS = 1,
+  HX_BASE_FIRST_IO = 2,
+};
+
+/* CPU features an artifact variant may require (bit mask). */
+enum {
+  HX_CPU_SSE42 = 1u << 0,
+  HX_CPU_AVX = 1u << 1,
+  HX_CPU_AVX2 = 1u << 2,
+  HX_CPU_FMA = 1u << 3,
+  HX_CPU_F16C = 1u << 4,
+  HX_CPU_BMI2 = 1u << 5,
+  HX_CPU_AVX512F = 1u << 6,
+  HX_CPU_AVX512BW = 1u << 7,
+  HX_CPU_AVX512DQ = 1u << 8,
+  HX_CPU_AVX512VL = 1u << 9,
+  HX_CPU_AVX512CD = 1u << 10,
+  HX_CPU_AVX512VNNI = 1u << 11,
+  HX_CPU_AVX512BF16 = 1u << 12,
+  HX_CPU_AVX512FP16 = 1u << 13,
+  HX_CPU_AVXVNNI = 1u << 14,
+};
+
+/* Pipeline stage of a kernel. */
+enum { HX_STAGE_PRE = 0, HX_STAGE_INFER = 1, HX_STAGE_POST = 2 };
+
+/* Device a kernel runs on. */
+enum { HX_DEVICE_CPU = 0, HX_DEVICE_CUDA = 1 };
+
+typedef void (*hx_abi_kernel_fn)(void* const* bases, int64_t begin, int64_t end);
+
+/* One graph input or output. dtype uses ONNX TensorProto.DataType numbering. */
+typedef struct hx_abi_tensor {
+  const char* name;
+  const int64_t* dims; /* rank entries */
+  uint64_t bytes;      /* dense, row-major size */
+  int32_t dtype;
+  int32_t rank;
+} hx_abi_tensor;
+
+/* One kernel of the schedule. Kernels run in array order; consecutive kernels
+ * with the same `group` are independent and may run concurrently. */
+typedef struct hx_abi_kernel {
+  const char* name;   /* fused node name, for profiles and errors */
+  hx_abi_kernel_fn fn;
+  int64_t tasks;      /* independent tasks; the runtime may split [0,tasks) across threads */
+  double flops;       /* estimated arithmetic work of the whole kernel */
+  double bytes;       /* estimated memory traffic of the whole kernel */
+  int32_t stage;      /* HX_STAGE_* */
+  int32_t device;     /* HX_DEVICE_* */
+  int32_t group;      /* parallel group (schedule step) */
+  int32_t flags;      /* reserved, 0 */
+} hx_abi_kernel;
+
+/* The same schedule compiled for one CPU feature level. */
+typedef struct hx_abi_variant {
+  const char* target;          /* e.g. "x86-64-v3" */
+  uint64_t required_features;  /* HX_CPU_* bits the code uses */
+  const hx_abi_kernel* kernels;
+  uint32_t num_kernels;
+  uint32_t reserved;
+} hx_abi_variant;
+
+typedef struct hx_abi_header {
+  uint32_t magic;       /* HX_ABI_MAGIC */
+  uint16_t abi_major;   /* HX_ABI_VERSION_MAJOR of the producer */
+  uint16_t abi_minor;
+  uint32_t header_bytes;/* sizeof(hx_abi_header) of the producer */
+  uint32_t num_bases;   /* HX_BASE_FIRST_IO + num_inputs + num_outputs */
+  const char* producer; /* e.g. "harnessc 0.1.0" */
+  const char* model_name;
+  const char* manifest_json; /* the scheduling manifest, for tools and humans */
+  uint64_t arena_bytes;
+  uint64_t arena_alignment;
+  const void* weights;
+  uint64_t weights_bytes;
+  const hx_abi_tensor* inputs;
+  const hx_abi_tensor* outputs;
+  uint32_t num_inputs;
+  uint32_t num_outputs;
+  const hx_abi_variant* variants; /* best first */
+  uint32_t num_variants;
+  uint32_t reserved;
+} hx_abi_header;
+
+typedef const hx_abi_header* (*hx_abi_query_fn)(void);
+
+#if defined(__x86_64__) || defined(_M_X64)
+_Static_assert(sizeof(hx_abi_tensor) == 32, "hx_abi_tensor layout is ABI");
+_Static_assert(sizeof(hx_abi_kernel) == 56, "hx_abi_kernel layout is ABI");
+_Static_assert(sizeof(hx_abi_variant) == 32, "hx_abi_variant layout is ABI");
+_Static_assert(sizeof(hx_abi_header) == 112, "hx_abi_header layout is ABI");
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* HARNESS_ARTIFACT_ABI_H */

@@ -1,0 +1,235 @@
+/* harness-run: run a compiled artifact on tensor files through libharness. */
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "harness/harness.h"
+#include "tools/common/tensor_file.h"
+
+static void usage(FILE* out) {
+  fprintf(out,
+          "usage: harness-run MODEL.so [--input NAME=FILE ...] [--inputs DIR] [--outputs DIR]\n"
+          "                   [--format pb|npy] [--threads N] [--print]\n"
+          "\n"
+          "Loads a Harness artifact, binds the inputs, runs it once and writes each output i\n"
+          "as DIR/output_<i>.pb (ONNX TensorProto) or .npy.\n"
+          "\n"
+          "  --input NAME=FILE   input NAME from FILE (.pb TensorProto or .npy)\n"
+          "  --inputs DIR        inputs from DIR/input_<i>.pb (or .npy), in graph-input order\n"
+          "  --outputs DIR       where to write outputs (default: current directory)\n"
+          "  --format pb|npy     output file format (default pb)\n"
+          "  --threads N         threads to run kernels on (default: all CPUs)\n"
+          "  --print             print a summary of each output to stdout\n"
+          "  -h, --help          this help\n");
+}
+
+/* Prints shape and the first few values of an output. */
+static void print_summary(const hx_tensor_info_t* info, const void* data) {
+  printf("%s: %s[", info->name, hx_dtype_name(info->dtype));
+  for (int d = 0; d < info->rank; ++d) printf("%s%lld", d ? "x" : "", (long long)info->dims[d]);
+  printf("]");
+  size_t n = hx_dtype_size(info->dtype) ? info->bytes / hx_dtype_size(info->dtype) : 0;
+  size_t show = n < 8 ? n : 8;
+  printf(" = [");
+  for (size_t i = 0; i < show; ++i) {
+    double v = 0;
+    switch (info->dtype) {
+      case HX_DTYPE_FLOAT32: v = ((const float*)data)[i]; break;
+      case HX_DTYPE_FLOAT64: v = ((const double*)data)[i]; break;
+      case HX_DTYPE_INT64: v = (double)((const int64_t*)data)[i]; break;
+      case HX_DTYPE_INT32: v = ((const int32_t*)data)[i]; break;
+      case HX_DTYPE_INT8: v = ((const int8_t*)data)[i]; break;
+      case HX_DTYPE_UINT8:
+      case HX_DTYPE_BOOL: v = ((const uint8_t*)data)[i]; break;
+      default: break;
+    }
+    printf("%s%g", i ? ", " : "", v);
+  }
+  printf("%s]\n", n > show ? ", ..." : "");
+}
+
+static int fail(hx_status_t st, const char* what) {
+  fprintf(stderr, "error: %s%s%s\n", what ? what : "", what ? ": " : "", hx_status_message(st));
+  hx_status_free(st);
+  return 1;
+}
+
+int main(int argc, char** argv) {
+  const char* inputs_dir = NULL;
+  const char* outputs_dir = ".";
+  const char* format = "pb";
+  int threads = 0, print = 0;
+  const char* named[256];
+  int num_named = 0;
+  enum { OPT_INPUT = 1000, OPT_INPUTS, OPT_OUTPUTS, OPT_FORMAT, OPT_THREADS, OPT_PRINT };
+  static const struct option longopts[] = {
+      {"input", required_argument, NULL, OPT_INPUT},   {"inputs", required_argument, NULL, OPT_INPUTS},
+      {"outputs", required_argument, NULL, OPT_OUTPUTS}, {"format", required_argument, NULL, OPT_FORMAT},
+      {"threads", required_argument, NULL, OPT_THREADS}, {"print", no_argument, NULL, OPT_PRINT},
+      {"help", no_argument, NULL, 'h'},                {NULL, 0, NULL, 0},
+  };
+  int c;
+  while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    switch (c) {
+      case OPT_INPUT:
+        if (num_named >= 256) {
+          fprintf(stderr, "error: too many --input flags\n");
+          return 2;
+        }
+        named[num_named++] = optarg;
+        break;
+      case OPT_INPUTS: inputs_dir = optarg; break;
+      case OPT_OUTPUTS: outputs_dir = optarg; break;
+      case OPT_FORMAT: format = optarg; break;
+      case OPT_THREADS: threads = atoi(optarg); break;
+      case OPT_PRINT: print = 1; break;
+      case 'h': usage(stdout); return 0;
+      default: usage(stderr); return 2;
+    }
+  }
+  if (optind != argc - 1) {
+    usage(stderr);
+    return 2;
+  }
+  if (strcmp(format, "pb") != 0 && strcmp(format, "npy") != 0) {
+    fprintf(stderr, "error: --format must be pb or npy\n");
+    return 2;
+  }
+  const char* model_path = argv[optind];
+  hx_model_t* model = NULL;
+  hx_status_t st = hx_model_load(model_path, &model);
+  if (st != HX_OK) return fail(st, NULL);
+
+  size_t nin = hx_model_input_count(model), nout = hx_model_output_count(model);
+  hc_tensor* in = calloc(nin + 1, sizeof(hc_tensor));
+  void** out = calloc(nout + 1, sizeof(void*));
+  int rc = 0;
+  hx_session_t* session = NULL;
+  hx_session_options_t so = {.threads = threads};
+  st = hx_session_create(model, &so, &session);
+  if (st != HX_OK) {
+    rc = fail(st, NULL);
+    goto done;
+  }
+
+  for (int k = 0; k < num_named; ++k) {
+    const char* eq = strrchr(named[k], '=');
+    if (!eq) {
+      fprintf(stderr, "error: --input expects NAME=FILE, got '%s'\n", named[k]);
+      rc = 2;
+      goto done;
+    }
+    char* name = strndup(named[k], (size_t)(eq - named[k]));
+    size_t idx;
+    st = hx_model_find_input(model, name, &idx);
+    free(name);
+    if (st != HX_OK) {
+      rc = fail(st, NULL);
+      goto done;
+    }
+    hc_tensor_free(&in[idx]);
+    st = hx_tensor_file_read(eq + 1, &in[idx]);
+    if (st != HX_OK) {
+      rc = fail(st, NULL);
+      goto done;
+    }
+  }
+  for (size_t i = 0; i < nin; ++i) {
+    if (in[i].data) continue;
+    hx_tensor_info_t info;
+    hx_model_input_info(model, i, &info);
+    if (!inputs_dir) {
+      fprintf(stderr, "error: input %zu ('%s') not given; use --input %s=FILE or --inputs DIR\n", i, info.name, info.name);
+      rc = 2;
+      goto done;
+    }
+    char path[4096];
+    struct stat sb;
+    snprintf(path, sizeof path, "%s/input_%zu.pb", inputs_dir, i);
+    if (stat(path, &sb) != 0) snprintf(path, sizeof path, "%s/input_%zu.npy", inputs_dir, i);
+    st = hx_tensor_file_read(path, &in[i]);
+    if (st != HX_OK) {
+      rc = fail(st, NULL);
+      goto done;
+    }
+  }
+  for (size_t i = 0; i < nin; ++i) {
+    hx_tensor_info_t info;
+    hx_model_input_info(model, i, &info);
+    if (in[i].dtype != info.dtype) {
+      fprintf(stderr, "error: input '%s' must be %s, the file holds %s\n", info.name, hx_dtype_name(info.dtype),
+              hx_dtype_name(in[i].dtype));
+      rc = 1;
+      goto done;
+    }
+    bool same = in[i].rank == info.rank;
+    for (int d = 0; same && d < info.rank; ++d) same = in[i].dims[d] == info.dims[d];
+    if (!same) {
+      fprintf(stderr, "error: input '%s' must have shape ", info.name);
+      for (int d = 0; d < info.rank; ++d) fprintf(stderr, "%s%lld", d ? "x" : "", (long long)info.dims[d]);
+      fprintf(stderr, " (the artifact was compiled for it), the file holds ");
+      for (int d = 0; d < in[i].rank; ++d) fprintf(stderr, "%s%lld", d ? "x" : "", (long long)in[i].dims[d]);
+      fprintf(stderr, "\n");
+      rc = 1;
+      goto done;
+    }
+    st = hx_session_bind_input(session, i, in[i].data, in[i].nbytes);
+    if (st != HX_OK) {
+      rc = fail(st, NULL);
+      goto done;
+    }
+  }
+  for (size_t i = 0; i < nout; ++i) {
+    hx_tensor_info_t info;
+    hx_model_output_info(model, i, &info);
+    out[i] = aligned_alloc(64, (info.bytes + 63) / 64 * 64 + 64);
+    if (!out[i]) {
+      fprintf(stderr, "error: out of memory\n");
+      rc = 1;
+      goto done;
+    }
+    st = hx_session_bind_output(session, i, out[i], info.bytes);
+    if (st != HX_OK) {
+      rc = fail(st, NULL);
+      goto done;
+    }
+  }
+  st = hx_session_run(session);
+  if (st != HX_OK) {
+    rc = fail(st, NULL);
+    goto done;
+  }
+  if (mkdir(outputs_dir, 0755) != 0 && errno != EEXIST) {
+    fprintf(stderr, "error: cannot create '%s': %s\n", outputs_dir, strerror(errno));
+    rc = 1;
+    goto done;
+  }
+  for (size_t i = 0; i < nout; ++i) {
+    hx_tensor_info_t info;
+    hx_model_output_info(model, i, &info);
+    hc_tensor t = {.name = (char*)info.name, .dtype = info.dtype, .rank = info.rank, .data = out[i], .nbytes = info.bytes};
+    for (int d = 0; d < info.rank; ++d) t.dims[d] = info.dims[d];
+    char path[4096];
+    snprintf(path, sizeof path, "%s/output_%zu.%s", outputs_dir, i, format);
+    st = hx_tensor_file_write(path, &t);
+    if (st != HX_OK) {
+      rc = fail(st, NULL);
+      goto done;
+    }
+    if (print) print_summary(&info, out[i]);
+  }
+
+done:
+  for (size_t i = 0; i < nin; ++i) hc_tensor_free(&in[i]);
+  for (size_t i = 0; i < nout; ++i) free(out[i]);
+  free(in);
+  free(out);
+  hx_session_free(session);
+  hx_model_free(model);
+  return rc;
+}

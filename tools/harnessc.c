@@ -1,0 +1,131 @@
+/* harnessc: the Harness compiler command line. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compiler/backend/target.h"
+#include "harness/compiler.h"
+#include "passes/pass.h"
+
+static void usage(FILE* out) {
+  fprintf(out,
+          "usage: harnessc [options] MODEL.onnx -o OUTPUT\n"
+          "       harnessc check [options] MODEL.onnx\n"
+          "\n"
+          "Compiles an ONNX model ahead of time into a self-contained shared object\n"
+          "(native code for every kernel, the weights and the scheduling manifest)\n"
+          "that libharness loads and runs. `check` reports every problem that would\n"
+          "stop a compile, all at once.\n"
+          "\n"
+          "options:\n"
+          "  -o FILE               output path ('-' = stdout for llvm-ir, asm, manifest)\n"
+          "  --target T            x86-64-v3 (AVX2+FMA), x86-64-v4 (AVX-512) or native\n"
+          "                        (this machine; default)\n"
+          "  --mcpu NAME           CPU model; its ISA defines the code (e.g. skylake-avx512)\n"
+          "  -O0 .. -O3            optimisation level (default -O3)\n"
+          "  --shape NAME=DIMS     fix input NAME's shape (e.g. x=1x3x224x224), or a symbolic\n"
+          "                        dimension everywhere it appears (e.g. batch=1)\n"
+          "  --constant NAME=FILE  freeze input NAME to the tensor in FILE (TensorProto .pb)\n"
+          "  --emit KIND           lib (default), obj, llvm-ir, asm or manifest (JSON)\n"
+          "  --print-after PASS    print the IR after PASS ('all' = after every pass)\n"
+          "  --time-passes         print the time spent in each pass\n"
+          "  -v, --verbose         print what the passes did\n"
+          "  --version             print the version\n"
+          "  -h, --help            this help\n"
+          "\n"
+          "passes: shape-inference canonicalize fold-batchnorm constant-folding dce\n"
+          "        finalize-outputs schedule memory-plan\n"
+          "--mcpu names: %s\n"
+          "\n"
+          "environment: HARNESS_CC   C compiler driver used to link (default cc)\n"
+          "exit status: 0 on success, 1 on a compile error, 2 on a usage error\n",
+          hc_target_known_cpus());
+}
+
+int main(int argc, char** argv) {
+  hc_compile_options o;
+  hc_compile_options_init(&o);
+  bool check = false;
+  int argi0 = 1;
+  if (argc > 1 && !strcmp(argv[1], "check")) {
+    check = true;
+    argi0 = 2;
+  }
+  enum { OPT_TARGET = 1000, OPT_MCPU, OPT_SHAPE, OPT_CONSTANT, OPT_EMIT, OPT_PRINT_AFTER, OPT_TIME_PASSES, OPT_VERSION };
+  static const struct option longopts[] = {
+      {"target", required_argument, NULL, OPT_TARGET},
+      {"mcpu", required_argument, NULL, OPT_MCPU},
+      {"shape", required_argument, NULL, OPT_SHAPE},
+      {"constant", required_argument, NULL, OPT_CONSTANT},
+      {"emit", required_argument, NULL, OPT_EMIT},
+      {"print-after", required_argument, NULL, OPT_PRINT_AFTER},
+      {"time-passes", no_argument, NULL, OPT_TIME_PASSES},
+      {"verbose", no_argument, NULL, 'v'},
+      {"version", no_argument, NULL, OPT_VERSION},
+      {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0},
+  };
+  optind = argi0;
+  int c;
+  while ((c = getopt_long(argc, argv, "o:O:vh", longopts, NULL)) != -1) {
+    switch (c) {
+      case 'o': o.output_path = optarg; break;
+      case 'O':
+        if (strlen(optarg) != 1 || optarg[0] < '0' || optarg[0] > '3') {
+          fprintf(stderr, "error: -O expects 0, 1, 2 or 3, got '%s'\n", optarg);
+          return 2;
+        }
+        o.opt_level = optarg[0] - '0';
+        break;
+      case 'v': o.verbose = 1; break;
+      case 'h': usage(stdout); return 0;
+      case OPT_TARGET: o.target = optarg; break;
+      case OPT_MCPU: o.mcpu = optarg; break;
+      case OPT_EMIT: o.emit = optarg; break;
+      case OPT_PRINT_AFTER: o.print_after = optarg; break;
+      case OPT_TIME_PASSES: o.time_passes = 1; break;
+      case OPT_VERSION: printf("%s\n", hc_version_string()); return 0;
+      case OPT_SHAPE:
+      case OPT_CONSTANT: {
+        int* count = c == OPT_SHAPE ? &o.num_shapes : &o.num_constants;
+        const char** list = c == OPT_SHAPE ? o.shapes : o.constants;
+        if (*count >= HC_MAX_OVERRIDES) {
+          fprintf(stderr, "error: at most %d --shape/--constant flags each\n", HC_MAX_OVERRIDES);
+          return 2;
+        }
+        list[(*count)++] = optarg;
+        break;
+      }
+      default: usage(stderr); return 2;
+    }
+  }
+  if (optind != argc - 1) {
+    fprintf(stderr, "error: expected exactly one model file (see harnessc --help)\n");
+    return 2;
+  }
+  o.input_path = argv[optind];
+  hx_status_t st;
+  if (check) {
+    st = hc_check(&o, stdout);
+  } else {
+    if (!o.output_path) {
+      fprintf(stderr, "error: no output file; use -o FILE\n");
+      return 2;
+    }
+    st = hc_compile(&o);
+  }
+  if (st != HX_OK) {
+    /* Multi-problem reports (check) put one problem per line. */
+    const char* msg = hx_status_message(st);
+    while (*msg) {
+      const char* nl = strchr(msg, '\n');
+      int len = nl ? (int)(nl - msg) : (int)strlen(msg);
+      fprintf(stderr, "error: %.*s\n", len, msg);
+      msg += len + (nl ? 1 : 0);
+    }
+    hx_status_free(st);
+    return 1;
+  }
+  return 0;
+}
