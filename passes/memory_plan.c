@@ -200,6 +200,7 @@ static hx_status_t run_memory_plan(hc_pass_ctx* ctx, hc_graph* g) {
   }
   ctx->arena_bytes = arena;
   ctx->arena_lower_bound = lower;
+  if (st == HX_OK) st = hc_memory_plan_verify(g, arena);
   if (ctx->verbose && ctx->log)
     fprintf(ctx->log, "memory-plan: arena %llu bytes (lower bound %llu), weights %llu bytes\n",
             (unsigned long long)arena, (unsigned long long)lower, (unsigned long long)wbytes);
@@ -208,6 +209,40 @@ static hx_status_t run_memory_plan(hc_pass_ctx* ctx, hc_graph* g) {
   free(blocks);
   free(first_of);
   free(last_of);
+  return st;
+}
+
+hx_status_t hc_memory_plan_verify(const hc_graph* g, uint64_t arena_bytes) {
+  /* Gather arena blocks: tensors (roots only) and workspaces. */
+  int n = 0;
+  block* b = calloc((size_t)g->num_values + (size_t)g->num_nodes + 1, sizeof(block));
+  if (!b) return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory verifying the memory plan");
+  for (int i = 0; i < g->num_values; ++i) {
+    hc_value* v = g->values[i];
+    if (v->alias_of || v->storage.base != HX_BASE_ARENA) continue;
+    b[n++] = (block){.value = v, .size = hc_value_nbytes(v), .first = v->live_first, .last = v->live_last,
+                     .offset = v->storage.offset};
+  }
+  for (int s = 0; s < g->num_nodes; ++s) {
+    hc_node* nd = g->nodes[s];
+    if (!nd->workspace_bytes) continue;
+    b[n++] = (block){.node = nd, .size = nd->workspace_bytes, .first = s, .last = s, .offset = nd->workspace_offset};
+  }
+  hx_status_t st = HX_OK;
+  for (int i = 0; i < n && st == HX_OK; ++i) {
+    const char* name = b[i].value ? b[i].value->name : b[i].node->name;
+    if (b[i].offset % HC_ALIGN != 0 || b[i].offset + b[i].size > arena_bytes || b[i].first < 0 || b[i].last < b[i].first)
+      st = hx_status_make(HX_STATUS_INTERNAL, "memory plan: '%s' is misplaced (offset %llu, size %llu, arena %llu)", name,
+                          (unsigned long long)b[i].offset, (unsigned long long)b[i].size, (unsigned long long)arena_bytes);
+    for (int j = i + 1; j < n && st == HX_OK; ++j) {
+      bool live_together = !(b[i].last < b[j].first || b[j].last < b[i].first);
+      bool overlap = b[i].offset < b[j].offset + b[j].size && b[j].offset < b[i].offset + b[i].size;
+      if (live_together && overlap && b[i].size && b[j].size)
+        st = hx_status_make(HX_STATUS_INTERNAL, "memory plan: '%s' and '%s' are live together but overlap", name,
+                            b[j].value ? b[j].value->name : b[j].node->name);
+    }
+  }
+  free(b);
   return st;
 }
 

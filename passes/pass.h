@@ -60,6 +60,10 @@ hx_status_t hc_run_pipeline(hc_pass_ctx* ctx, hc_graph* g, const hc_pass* const*
  * *out_folded tells whether it did. */
 hx_status_t hc_try_fold_node(hc_pass_ctx* ctx, hc_graph* g, hc_node* n, bool* out_folded);
 
+/* Checks a memory plan: every arena tensor and workspace is aligned, inside
+ * the arena, and disjoint from everything live at the same step. */
+hx_status_t hc_memory_plan_verify(const hc_graph* g, uint64_t arena_bytes);
+
 /* Marks nodes whose outputs are all constants or unused as dead and compacts. */
 void hc_remove_dead_nodes(hc_graph* g);
 

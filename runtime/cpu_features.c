@@ -2,6 +2,9 @@
  *
  * GCC's __builtin_cpu_supports checks both CPUID and the OS's XSAVE state
  * (XCR0), so a feature reported here is usable, not merely present. */
+#include <stdlib.h>
+#include <string.h>
+
 #include "harness/artifact_abi.h"
 #include "harness/harness.h"
 
@@ -25,6 +28,23 @@ const char* hx_cpu_feature_name(uint64_t feature_bit) {
   for (size_t i = 0; i < sizeof(k_features) / sizeof(k_features[0]); ++i)
     if (k_features[i].bit == feature_bit) return k_features[i].name;
   return "unknown";
+}
+
+/* HARNESS_DISABLE_CPU_FEATURES=avx512f,avx512bw hides features from the
+ * loader, so a fat artifact's fallback variant (or the refusal message) can
+ * be exercised on any machine -- like oneDNN's ONEDNN_MAX_CPU_ISA. */
+static uint64_t disabled_features(void) {
+  const char* env = getenv("HARNESS_DISABLE_CPU_FEATURES");
+  if (!env) return 0;
+  uint64_t off = 0;
+  while (*env) {
+    size_t len = strcspn(env, ", ");
+    for (size_t i = 0; i < sizeof(k_features) / sizeof(k_features[0]); ++i)
+      if (strlen(k_features[i].name) == len && strncmp(k_features[i].name, env, len) == 0) off |= k_features[i].bit;
+    env += len;
+    env += strspn(env, ", ");
+  }
+  return off;
 }
 
 uint64_t hx_cpu_features(void) {
@@ -55,5 +75,5 @@ uint64_t hx_cpu_features(void) {
     if ((c >> 29) & 1u && (f & HX_CPU_AVX)) f |= HX_CPU_F16C;
   }
 #endif
-  return f;
+  return f & ~disabled_features();
 }

@@ -139,24 +139,47 @@ int main(int argc, char** argv) {
       goto done;
     }
   }
+  if (inputs_dir) {
+    /* Test-data folders name each tensor; match by name so that inputs
+     * frozen with --constant (absent from the artifact) do not shift the
+     * others. Unnamed files are taken in graph-input order. */
+    hc_tensor files[256];
+    int nfiles = 0;
+    for (; nfiles < 256; ++nfiles) {
+      char path[4096];
+      struct stat sb;
+      snprintf(path, sizeof path, "%s/input_%d.pb", inputs_dir, nfiles);
+      if (stat(path, &sb) != 0) snprintf(path, sizeof path, "%s/input_%d.npy", inputs_dir, nfiles);
+      if (stat(path, &sb) != 0) break;
+      st = hx_tensor_file_read(path, &files[nfiles]);
+      if (st != HX_OK) {
+        for (int k = 0; k < nfiles; ++k) hc_tensor_free(&files[k]);
+        rc = fail(st, NULL);
+        goto done;
+      }
+    }
+    for (size_t i = 0; i < nin; ++i) {
+      if (in[i].data) continue;
+      hx_tensor_info_t info;
+      hx_model_input_info(model, i, &info);
+      int pick = -1;
+      for (int k = 0; k < nfiles && pick < 0; ++k)
+        if (files[k].data && files[k].name && !strcmp(files[k].name, info.name)) pick = k;
+      if (pick < 0 && (int)i < nfiles && files[i].data && (!files[i].name || !files[i].name[0])) pick = (int)i;
+      if (pick < 0) continue;
+      in[i] = files[pick];
+      files[pick].data = NULL;
+      files[pick].name = NULL;
+    }
+    for (int k = 0; k < nfiles; ++k) hc_tensor_free(&files[k]);
+  }
   for (size_t i = 0; i < nin; ++i) {
     if (in[i].data) continue;
     hx_tensor_info_t info;
     hx_model_input_info(model, i, &info);
-    if (!inputs_dir) {
-      fprintf(stderr, "error: input %zu ('%s') not given; use --input %s=FILE or --inputs DIR\n", i, info.name, info.name);
-      rc = 2;
-      goto done;
-    }
-    char path[4096];
-    struct stat sb;
-    snprintf(path, sizeof path, "%s/input_%zu.pb", inputs_dir, i);
-    if (stat(path, &sb) != 0) snprintf(path, sizeof path, "%s/input_%zu.npy", inputs_dir, i);
-    st = hx_tensor_file_read(path, &in[i]);
-    if (st != HX_OK) {
-      rc = fail(st, NULL);
-      goto done;
-    }
+    fprintf(stderr, "error: input %zu ('%s') not given; use --input %s=FILE or --inputs DIR\n", i, info.name, info.name);
+    rc = 2;
+    goto done;
   }
   for (size_t i = 0; i < nin; ++i) {
     hx_tensor_info_t info;

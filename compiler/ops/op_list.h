@@ -53,35 +53,35 @@ HC_OP(hc_op_shape)
 HC_OP(hc_op_copy)
 
 /* conv.c */
-/* PENDING HC_OP(hc_op_conv) */
-/* PENDING HC_OP(hc_op_conv_transpose) */
+HC_OP(hc_op_conv)
+HC_OP(hc_op_conv_transpose)
 
 /* gemm.c */
-/* PENDING HC_OP(hc_op_gemm) */
-/* PENDING HC_OP(hc_op_matmul) */
+HC_OP(hc_op_gemm)
+HC_OP(hc_op_matmul)
 
 /* normalization.c */
-/* PENDING HC_OP(hc_op_batch_normalization) */
-/* PENDING HC_OP(hc_op_layer_normalization) */
+HC_OP(hc_op_batch_normalization)
+HC_OP(hc_op_layer_normalization)
 
 /* softmax.c */
-/* PENDING HC_OP(hc_op_softmax) */
+HC_OP(hc_op_softmax)
 
 /* pool.c */
-/* PENDING HC_OP(hc_op_average_pool) */
-/* PENDING HC_OP(hc_op_global_average_pool) */
-/* PENDING HC_OP(hc_op_max_pool) */
+HC_OP(hc_op_average_pool)
+HC_OP(hc_op_global_average_pool)
+HC_OP(hc_op_max_pool)
 
 /* reduce.c */
-/* PENDING HC_OP(hc_op_reduce_mean) */
-/* PENDING HC_OP(hc_op_reduce_sum) */
+HC_OP(hc_op_reduce_mean)
+HC_OP(hc_op_reduce_sum)
 
 /* data movement */
-/* PENDING HC_OP(hc_op_concat) */      /* concat.c */
-/* PENDING HC_OP(hc_op_expand) */      /* expand.c */
-/* PENDING HC_OP(hc_op_gather) */      /* gather.c */
-/* PENDING HC_OP(hc_op_pad) */         /* pad.c */
-/* PENDING HC_OP(hc_op_resize) */      /* resize.c */
-/* PENDING HC_OP(hc_op_slice) */       /* slice.c */
-/* PENDING HC_OP(hc_op_split) */       /* split.c */
-/* PENDING HC_OP(hc_op_transpose) */   /* transpose.c */
+HC_OP(hc_op_concat)      /* concat.c */
+HC_OP(hc_op_expand)      /* expand.c */
+HC_OP(hc_op_gather)      /* gather.c */
+HC_OP(hc_op_pad)         /* pad.c */
+HC_OP(hc_op_resize)      /* resize.c */
+HC_OP(hc_op_slice)       /* slice.c */
+HC_OP(hc_op_split)       /* split.c */
+HC_OP(hc_op_transpose)   /* transpose.c */

@@ -1,0 +1,31 @@
+/* Helpers shared by the unit tests: where the generated models are, and
+ * compiling a model into a temporary artifact. */
+#ifndef HARNESS_TEST_SUPPORT_H
+#define HARNESS_TEST_SUPPORT_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "harness/compiler.h"
+#include "harness/harness.h"
+
+/* Path of a generated test model (HARNESS_TEST_MODELS/<name>); static buffer. */
+const char* ts_model(const char* name);
+/* Path of a built tool (HARNESS_BIN/<name>); static buffer. */
+const char* ts_tool(const char* name);
+/* Compiles model (a ts_model name) to a fresh temporary .so whose path is
+ * written to out_path (capacity >= 64); extra flags may be NULL. */
+hx_status_t ts_compile(const char* model, char* out_path, int opt_level);
+/* Asserts st is OK, printing its message otherwise; frees it. */
+#define ts_assert_ok(st) ts_assert_ok_impl((st), __FILE__, __LINE__)
+void ts_assert_ok_impl(hx_status_t st, const char* file, int line);
+/* Asserts st failed with `code` and its message contains `needle`; frees it. */
+void ts_assert_error(hx_status_t st, hx_status_code_t code, const char* needle);
+/* Runs a command line, captures stdout+stderr into out (cap bytes), returns
+ * the exit status (or -1). */
+int ts_run(const char* cmd, char* out, size_t cap);
+
+#endif

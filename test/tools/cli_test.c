@@ -1,0 +1,152 @@
+/* Tests the command-line tools as users run them: exit codes, one-line
+ * error messages naming node/op/cause, emit kinds, harness-run and
+ * harness-test behaviour. */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "test/support/test_support.h"
+
+static char g_out[1 << 16];
+
+/* Runs "TOOL ARGS", returns the exit code; output in g_out. */
+static int run(const char* tool, const char* fmt, ...) {
+  char args[4096], cmd[8192];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(args, sizeof args, fmt, ap);
+  va_end(ap);
+  snprintf(cmd, sizeof cmd, "%s %s", ts_tool(tool), args);
+  return ts_run(cmd, g_out, sizeof g_out);
+}
+
+#define assert_output_has(s)                                          \
+  do {                                                                \
+    if (!strstr(g_out, (s))) {                                        \
+      print_error("output lacks '%s':\n%s\n", (s), g_out);            \
+      fail();                                                         \
+    }                                                                 \
+  } while (0)
+
+static void harnessc_usage_errors(void** state) {
+  assert_int_equal(run("harnessc", ""), 2);
+  assert_int_equal(run("harnessc", "--help"), 0);
+  assert_output_has("--target");
+  assert_output_has("--constant NAME=FILE");
+  assert_int_equal(run("harnessc", "--bogus %s -o /tmp/x.so", ts_model("add_relu.onnx")), 2);
+  assert_int_equal(run("harnessc", "-O7 %s -o /tmp/x.so", ts_model("add_relu.onnx")), 2);
+  assert_int_equal(run("harnessc", "%s", ts_model("add_relu.onnx")), 2);
+  assert_output_has("use -o FILE");
+}
+
+static void harnessc_compile_errors_name_the_cause(void** state) {
+  assert_int_equal(run("harnessc", "%s -o /tmp/harness-cli.so", ts_model("unknown_op.onnx")), 1);
+  assert_output_has("error: ");
+  assert_output_has("node \"mystery\" (FooBar, opset 13): unsupported op FooBar");
+  assert_int_equal(run("harnessc", "%s -o /tmp/harness-cli.so", ts_model("truncated.onnx")), 1);
+  assert_output_has("not a valid ONNX model");
+  assert_int_equal(run("harnessc", "%s -o /tmp/harness-cli.so", ts_model("bad_initializer.onnx")), 1);
+  assert_output_has("initializer 'b'");
+  assert_int_equal(run("harnessc", "%s -o /tmp/harness-cli.so", ts_model("symbolic.onnx")), 1);
+  assert_output_has("--shape x=Nx3");
+  assert_int_equal(run("harnessc", "%s -o /tmp/harness-cli.so --target pentium", ts_model("add_relu.onnx")), 1);
+  assert_output_has("unknown --target 'pentium'");
+  assert_int_equal(run("harnessc", "%s -o /tmp/harness-cli.so --mcpu bogus", ts_model("add_relu.onnx")), 1);
+  assert_output_has("unknown --mcpu 'bogus'");
+  assert_int_equal(run("harnessc", "%s -o /tmp/harness-cli.so --print-after nopass", ts_model("add_relu.onnx")), 1);
+  assert_output_has("unknown pass 'nopass'");
+  assert_int_equal(run("harnessc", "%s -o /nonexistent-dir/a.so", ts_model("add_relu.onnx")), 1);
+  assert_output_has("error: ");
+  /* Exactly one line per error. */
+  assert_int_equal(run("harnessc", "%s -o /tmp/harness-cli.so", ts_model("unknown_op.onnx")), 1);
+  assert_non_null(strchr(g_out, '\n'));
+  assert_null(strchr(strchr(g_out, '\n') + 1, '\n'));
+}
+
+static void harnessc_emit_kinds(void** state) {
+  const char* m = ts_model("add_relu.onnx");
+  assert_int_equal(run("harnessc", "%s -o - --emit manifest", m), 0);
+  assert_output_has("\"format\":\t\"harness-manifest\"");
+  assert_output_has("\"kernels\"");
+  assert_output_has("\"lower_bound_bytes\"");
+  assert_int_equal(run("harnessc", "%s -o - --emit llvm-ir -O2", m), 0);
+  assert_output_has("define internal void @hk");
+  assert_output_has("harness_artifact_query");
+  assert_int_equal(run("harnessc", "%s -o - --emit asm --target x86-64-v3", m), 0);
+  assert_output_has("harness_artifact_query:");
+  assert_int_equal(run("harnessc", "%s -o - --emit asm --target x86-64-v4", m), 0);
+  assert_int_equal(run("harnessc", "%s -o /tmp/harness-cli.o --emit obj", m), 0);
+  struct stat sb;
+  assert_int_equal(stat("/tmp/harness-cli.o", &sb), 0);
+  unlink("/tmp/harness-cli.o");
+  assert_int_equal(run("harnessc", "%s -o - --emit bogus", m), 1);
+  assert_output_has("unknown --emit");
+  assert_int_equal(run("harnessc", "%s -o /tmp/harness-cli.so --print-after shape-inference --time-passes -v", m), 0);
+  assert_output_has("IR after shape-inference");
+  assert_output_has("time: memory-plan");
+}
+
+static void harnessc_is_deterministic(void** state) {
+  const char* m = ts_model("fold_dce.onnx");
+  assert_int_equal(run("harnessc", "%s -o /tmp/harness-det1.so", m), 0);
+  assert_int_equal(run("harnessc", "%s -o /tmp/harness-det2.so", m), 0);
+  assert_int_equal(ts_run("cmp /tmp/harness-det1.so /tmp/harness-det2.so", g_out, sizeof g_out), 0);
+  unlink("/tmp/harness-det1.so");
+  unlink("/tmp/harness-det2.so");
+}
+
+static void harnessc_check_reports_everything(void** state) {
+  assert_int_equal(run("harnessc", "check %s", ts_model("three_problems.onnx")), 1);
+  assert_output_has("unsupported op FooBar");
+  assert_output_has("unsupported attribute 'beta'");
+  assert_output_has("--shape x=Nx3");
+  assert_int_equal(run("harnessc", "check %s", ts_model("add_relu.onnx")), 0);
+  assert_output_has("OK");
+}
+
+static void harness_run_end_to_end(void** state) {
+  assert_int_equal(run("harnessc", "%s -o /tmp/harness-run.so", ts_model("add_relu.onnx")), 0);
+  char in[512];
+  snprintf(in, sizeof in, "%s/suite/test_good/test_data_set_0", getenv("HARNESS_TEST_MODELS"));
+  assert_int_equal(run("harness-run", "/tmp/harness-run.so --inputs %s --outputs /tmp/harness-run-out --print", in), 0);
+  assert_output_has("y: float32[2x3] = [0, 0, 3, 2, 0, 6]");
+  struct stat sb;
+  assert_int_equal(stat("/tmp/harness-run-out/output_0.pb", &sb), 0);
+  assert_int_equal(run("harness-run", "/tmp/harness-run.so --input x=%s/input_0.pb --outputs /tmp/harness-run-out --format npy", in), 0);
+  assert_int_equal(stat("/tmp/harness-run-out/output_0.npy", &sb), 0);
+  /* The .npy output reads back as an input. */
+  assert_int_equal(run("harness-run", "/tmp/harness-run.so --input x=/tmp/harness-run-out/output_0.npy --print"), 0);
+  assert_output_has("y: float32[2x3] = [1, 0, 6, 3, 0, 9]");
+  assert_int_equal(run("harness-run", "/tmp/harness-run.so"), 2);
+  assert_output_has("input 0 ('x') not given");
+  assert_int_equal(run("harness-run", "/tmp/harness-run.so --input x=%s", ts_model("not_onnx.onnx")), 1);
+  assert_output_has("not a serialized ONNX TensorProto");
+  assert_int_equal(run("harness-run", "/tmp/harness-nope.so --input x=a.pb"), 1);
+  assert_output_has("cannot load artifact");
+  unlink("/tmp/harness-run.so");
+}
+
+static void harness_test_counts(void** state) {
+  char suite[512];
+  snprintf(suite, sizeof suite, "%s/suite", getenv("HARNESS_TEST_MODELS"));
+  assert_int_equal(run("harness-test", "-j 2 %s", suite), 1);
+  assert_output_has("PASS test_good");
+  assert_output_has("FAIL test_wrong_expectation: test_data_set_0: output 'y'");
+  assert_output_has("SKIP test_unsupported: unsupported op FooBar");
+  assert_output_has("1 passed, 1 failed, 1 skipped");
+  assert_int_equal(run("harness-test", "%s/test_good", suite), 0);
+  assert_output_has("1 passed, 0 failed, 0 skipped");
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(harnessc_usage_errors),     cmocka_unit_test(harnessc_compile_errors_name_the_cause),
+      cmocka_unit_test(harnessc_emit_kinds),       cmocka_unit_test(harnessc_is_deterministic),
+      cmocka_unit_test(harnessc_check_reports_everything), cmocka_unit_test(harness_run_end_to_end),
+      cmocka_unit_test(harness_test_counts),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
