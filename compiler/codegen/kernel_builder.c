@@ -169,12 +169,46 @@ LLVMValueRef hc_kb_gep(hc_kb* kb, hx_dtype_t dt, LLVMValueRef ptr, LLVMValueRef 
   return LLVMBuildGEP2(kb->b, hc_kb_storage_type(kb, dt), ptr, &index, 1, "");
 }
 
+/* bfloat16 <-> float32 with integer operations. An fptrunc to bfloat lowers
+ * to __truncsfbf2 on targets without AVX512-BF16, which libgcc before GCC 13
+ * lacks; a visible fpext also lets the optimiser narrow float32 arithmetic
+ * back to bfloat. Widening is exact; narrowing rounds to nearest-even and
+ * keeps NaNs quiet. Both work lane-wise on vectors too. */
+LLVMValueRef hc_kb_bf16_to_f32(hc_kb* kb, LLVMValueRef raw_i16) {
+  LLVMTypeRef t = LLVMTypeOf(raw_i16);
+  bool vec = LLVMGetTypeKind(t) == LLVMVectorTypeKind;
+  unsigned n = vec ? LLVMGetVectorSize(t) : 1;
+  LLVMTypeRef i32 = vec ? LLVMVectorType(kb->t_i32, n) : kb->t_i32;
+  LLVMTypeRef f32 = vec ? LLVMVectorType(kb->t_f32, n) : kb->t_f32;
+  LLVMValueRef sixteen = vec ? hc_kb_splat(kb, LLVMConstInt(kb->t_i32, 16, 0), n) : LLVMConstInt(kb->t_i32, 16, 0);
+  LLVMValueRef wide = LLVMBuildShl(kb->b, LLVMBuildZExt(kb->b, raw_i16, i32, ""), sixteen, "");
+  return LLVMBuildBitCast(kb->b, wide, f32, "");
+}
+
+LLVMValueRef hc_kb_f32_to_bf16(hc_kb* kb, LLVMValueRef v) {
+  LLVMBuilderRef b = kb->b;
+  LLVMTypeRef t = LLVMTypeOf(v);
+  bool vec = LLVMGetTypeKind(t) == LLVMVectorTypeKind;
+  unsigned n = vec ? LLVMGetVectorSize(t) : 1;
+  LLVMTypeRef i32 = vec ? LLVMVectorType(kb->t_i32, n) : kb->t_i32;
+  LLVMTypeRef i16 = vec ? LLVMVectorType(kb->t_i16, n) : kb->t_i16;
+#define C32(x) (vec ? hc_kb_splat(kb, LLVMConstInt(kb->t_i32, (x), 0), n) : LLVMConstInt(kb->t_i32, (x), 0))
+  LLVMValueRef bits = LLVMBuildBitCast(b, v, i32, "");
+  LLVMValueRef high = LLVMBuildLShr(b, bits, C32(16), "");
+  LLVMValueRef bias = LLVMBuildAdd(b, LLVMBuildAnd(b, high, C32(1), ""), C32(0x7FFF), "");
+  LLVMValueRef rounded = LLVMBuildLShr(b, LLVMBuildAdd(b, bits, bias, ""), C32(16), "");
+  LLVMValueRef quiet_nan = LLVMBuildOr(b, high, C32(0x40), "");
+#undef C32
+  LLVMValueRef is_nan = LLVMBuildFCmp(b, LLVMRealUNO, v, v, "");
+  return LLVMBuildTrunc(b, LLVMBuildSelect(b, is_nan, quiet_nan, rounded, ""), i16, "");
+}
+
 LLVMValueRef hc_kb_load(hc_kb* kb, hx_dtype_t dt, LLVMValueRef ptr, LLVMValueRef index) {
-  LLVMTypeRef st = hc_kb_storage_type(kb, dt);
+  LLVMTypeRef st = dt == HX_DTYPE_BFLOAT16 ? kb->t_i16 : hc_kb_storage_type(kb, dt);
   LLVMValueRef v = LLVMBuildLoad2(kb->b, st, hc_kb_gep(kb, dt, ptr, index), "");
   switch (dt) {
-    case HX_DTYPE_FLOAT16:
-    case HX_DTYPE_BFLOAT16: return LLVMBuildFPExt(kb->b, v, kb->t_f32, "");
+    case HX_DTYPE_FLOAT16: return LLVMBuildFPExt(kb->b, v, kb->t_f32, "");
+    case HX_DTYPE_BFLOAT16: return hc_kb_bf16_to_f32(kb, v);
     case HX_DTYPE_BOOL: return LLVMBuildICmp(kb->b, LLVMIntNE, v, LLVMConstInt(kb->t_i8, 0, 0), "");
     default: return v;
   }
@@ -183,11 +217,51 @@ LLVMValueRef hc_kb_load(hc_kb* kb, hx_dtype_t dt, LLVMValueRef ptr, LLVMValueRef
 void hc_kb_store(hc_kb* kb, hx_dtype_t dt, LLVMValueRef ptr, LLVMValueRef index, LLVMValueRef value) {
   switch (dt) {
     case HX_DTYPE_FLOAT16: value = LLVMBuildFPTrunc(kb->b, value, kb->t_f16, ""); break;
-    case HX_DTYPE_BFLOAT16: value = LLVMBuildFPTrunc(kb->b, value, kb->t_bf16, ""); break;
+    case HX_DTYPE_BFLOAT16: value = hc_kb_f32_to_bf16(kb, value); break;
     case HX_DTYPE_BOOL: value = LLVMBuildZExt(kb->b, value, kb->t_i8, ""); break;
     default: break;
   }
   LLVMBuildStore(kb->b, value, hc_kb_gep(kb, dt, ptr, index));
+}
+
+LLVMValueRef hc_kb_reassoc(LLVMValueRef v) {
+  if (LLVMIsAInstruction(v) && LLVMCanValueUseFastMathFlags(v)) LLVMSetFastMathFlags(v, LLVMFastMathAllowReassoc);
+  return v;
+}
+
+LLVMValueRef hc_kb_splat(hc_kb* kb, LLVMValueRef s, unsigned n) {
+  LLVMTypeRef vt = LLVMVectorType(LLVMTypeOf(s), n);
+  LLVMValueRef v = LLVMBuildInsertElement(kb->b, LLVMGetPoison(vt), s, LLVMConstInt(kb->t_i32, 0, 0), "");
+  return LLVMBuildShuffleVector(kb->b, v, LLVMGetPoison(vt), LLVMConstNull(LLVMVectorType(kb->t_i32, n)), "");
+}
+
+/* exp(x) for float32 without a libm call, so loops around it vectorise:
+ * x = n*ln2 + r with |r| <= ln2/2 (Cody-Waite split of ln2), exp(r) by the
+ * Cephes expf polynomial (about 1 ulp), 2^n assembled in the exponent bits.
+ * Results below FLT_MIN flush to 0 (x < -87.33), above FLT_MAX give +inf,
+ * NaN passes through. */
+LLVMValueRef hc_kb_exp_f32(hc_kb* kb, LLVMValueRef x) {
+  static const double k_poly[] = {1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3,
+                                  4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1};
+  LLVMBuilderRef b = kb->b;
+  LLVMTypeRef f = kb->t_f32;
+  hx_dtype_t dt = HX_DTYPE_FLOAT32;
+  LLVMValueRef lo = LLVMConstReal(f, -87.33654), hi = LLVMConstReal(f, 88.8);
+  LLVMValueRef xc = hc_kb_min(kb, dt, hc_kb_max(kb, dt, x, lo), hi);
+  LLVMValueRef nf = hc_kb_mul(kb, dt, xc, LLVMConstReal(f, 1.44269504088896341));
+  nf = hc_kb_intrinsic(kb, "llvm.roundeven", f, &nf, 1);
+  LLVMValueRef r = hc_kb_fma(kb, dt, nf, LLVMConstReal(f, -0.693359375), xc);
+  r = hc_kb_fma(kb, dt, nf, LLVMConstReal(f, 2.12194440e-4), r);
+  LLVMValueRef p = LLVMConstReal(f, k_poly[0]);
+  for (size_t i = 1; i < sizeof k_poly / sizeof k_poly[0]; ++i) p = hc_kb_fma(kb, dt, p, r, LLVMConstReal(f, k_poly[i]));
+  LLVMValueRef r2 = hc_kb_mul(kb, dt, r, r);
+  LLVMValueRef y = hc_kb_fma(kb, dt, p, r2, hc_kb_add(kb, dt, r, LLVMConstReal(f, 1.0)));
+  /* 2^n for n in [-126, 128]; n = 128 yields the +inf bit pattern. */
+  LLVMValueRef n = LLVMBuildFPToSI(b, nf, kb->t_i32, "");
+  LLVMValueRef bits = LLVMBuildShl(b, LLVMBuildAdd(b, n, LLVMConstInt(kb->t_i32, 127, 0), ""), LLVMConstInt(kb->t_i32, 23, 0), "");
+  y = hc_kb_mul(kb, dt, y, LLVMBuildBitCast(b, bits, f, ""));
+  y = hc_kb_select(kb, LLVMBuildFCmp(b, LLVMRealOLT, x, lo, ""), LLVMConstReal(f, 0.0), y);
+  return hc_kb_select(kb, LLVMBuildFCmp(b, LLVMRealUNO, x, x, ""), x, y);
 }
 
 LLVMValueRef hc_kb_convert(hc_kb* kb, LLVMValueRef v, hx_dtype_t from, hx_dtype_t to) {
@@ -330,6 +404,8 @@ LLVMValueRef hc_kb_libm(hc_kb* kb, const char* name, LLVMTypeRef type, LLVMValue
 LLVMValueRef hc_kb_math(hc_kb* kb, hx_dtype_t dt, const char* name, LLVMValueRef* args, unsigned nargs) {
   LLVMTypeRef t = hc_kb_compute_type(kb, dt);
   bool dbl = LLVMGetTypeKind(t) == LLVMDoubleTypeKind;
+  /* Inline, vectorisable float32 exp instead of a per-element libm call. */
+  if (!dbl && !strcmp(name, "exp")) return hc_kb_exp_f32(kb, args[0]);
   /* Functions LLVM knows as intrinsics (vectorisable, constant-foldable). */
   static const char* const intrinsics[] = {"exp", "exp2", "log", "log2", "log10", "sqrt", "fabs", "floor", "ceil",
                                            "trunc", "round", "rint", "nearbyint", "sin", "cos", "pow", "copysign",

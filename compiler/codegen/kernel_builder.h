@@ -96,6 +96,17 @@ bool hc_dtype_is_integer(hx_dtype_t dtype);/* integers excluding bool */
  * compute type; stores a compute-type value back. */
 LLVMValueRef hc_kb_load(hc_kb* kb, hx_dtype_t dtype, LLVMValueRef ptr, LLVMValueRef index);
 void hc_kb_store(hc_kb* kb, hx_dtype_t dtype, LLVMValueRef ptr, LLVMValueRef index, LLVMValueRef value);
+/* bfloat16 bits (i16, or a vector of i16) <-> float32, with integer
+ * operations (exact widening; round-to-nearest-even narrowing). */
+LLVMValueRef hc_kb_bf16_to_f32(hc_kb* kb, LLVMValueRef raw_i16);
+LLVMValueRef hc_kb_f32_to_bf16(hc_kb* kb, LLVMValueRef f32);
+/* Marks a float instruction reassociable so LLVM may split a reduction into
+ * vector lanes; returns v. */
+LLVMValueRef hc_kb_reassoc(LLVMValueRef v);
+/* Broadcasts a scalar into every lane of an n-lane vector. */
+LLVMValueRef hc_kb_splat(hc_kb* kb, LLVMValueRef s, unsigned n);
+/* Vectorisable float32 exp (about 1 ulp; see kernel_builder.c). */
+LLVMValueRef hc_kb_exp_f32(hc_kb* kb, LLVMValueRef x);
 /* Element address (typed GEP). */
 LLVMValueRef hc_kb_gep(hc_kb* kb, hx_dtype_t dtype, LLVMValueRef ptr, LLVMValueRef index);
 

@@ -1,9 +1,649 @@
-/* PLACEHOLDER: to be replaced by the real implementation. */
+/* Gemm and MatMul: (batched) matrix products.
+ *
+ * Both ops lower to one tiled kernel. A task computes one MR x NB tile of
+ * one output matrix over the whole K range; tasks are ordered with the row
+ * block fastest so that a thread walking consecutive tasks reuses the same
+ * panel of B from cache. Inside a tile the product is accumulated in the
+ * compute type (float32 for float16/bfloat16, the storage type otherwise)
+ * by one of three micro-kernels, chosen from the operand layouts:
+ *
+ *  - "axpy" (B rows contiguous, i.e. no transB): R rows x NV vectors of
+ *    output columns held in registers across the k loop; each k step loads
+ *    NV vectors of B once and broadcasts one element of A per row. This is
+ *    the i-k-j order with the j loop as explicit vectors.
+ *  - "dot" (transB with A rows contiguous): R rows x C columns of dot
+ *    products over k, vectorised along k and reduced horizontally at the
+ *    end; k is contiguous in both operands.
+ *  - "generic" (any strides, the ragged last column block, and products of
+ *    one or two rows against a wide B): the i-k-j loop over a tile buffer
+ *    on the stack, k unrolled so each pass streams several rows of B.
+ *
+ * The epilogue applies alpha, beta and the broadcast C, converts and stores
+ * the tile. Shapes are static, so ragged edges are compile-time constants
+ * and the micro-kernels are emitted once per row count they can meet.
+ */
+#include <string.h>
+
+#include "compiler/backend/target.h"
 #include "compiler/ops/op.h"
 
-static hx_status_t infer_todo(hc_graph* g, hc_node* n) {
-  return hc_node_error(n, HX_STATUS_UNSUPPORTED, "unsupported op %s (not implemented yet)", n->op_type);
+/* Rows per tile; 6 rows x 2 vectors keeps 12 accumulators in registers on
+ * AVX2 (16 registers) and leaves room on AVX-512. */
+#define MM_MR 6
+/* Vector accumulators the axpy micro-kernel keeps in registers; with fewer
+ * than MM_MR rows the tile grows wider instead (up to MM_MAX_NV vectors), so
+ * that GEMV-like products read longer contiguous runs of B. */
+#define MM_ACC 12
+#define MM_MAX_NV 8
+/* Products with at most MM_STREAM_ROWS rows and a B of at least
+ * 2 * MM_STREAM_NB contiguous columns use MM_STREAM_NB-wide generic tiles. */
+#define MM_STREAM_ROWS 2
+#define MM_STREAM_NB 1024
+/* k steps per pass of the generic micro-kernel. */
+#define MM_GENERIC_KU 4
+/* Columns handled per step of the dot micro-kernel. */
+#define MM_DOT_C 2
+/* Tile width of the dot and generic micro-kernels. */
+#define MM_DOT_NB 16
+
+/* A (batched) product Y[b] = alpha * A[b] x B[b] + beta * C, all shapes static. */
+typedef struct mm_desc {
+  hx_dtype_t dt; /* A, B, C and Y element type */
+  const hc_value *a, *b, *c, *y;
+  int64_t M, N, K;
+  int64_t a_sm, a_sk, b_sk, b_sn; /* element strides inside one matrix */
+  int batch_rank;
+  int64_t batch_dims[HC_MAX_RANK];
+  int64_t a_bs[HC_MAX_RANK], b_bs[HC_MAX_RANK]; /* batch strides, 0 = broadcast */
+  int64_t batch;
+  double alpha, beta;
+  int64_t c_sm, c_sn; /* C strides over (M, N), 0 = broadcast */
+} mm_desc;
+
+/* Kernel-time state shared by the emitters of one kernel. */
+typedef struct mm_emit {
+  hc_kb* kb;
+  const mm_desc* d;
+  hx_dtype_t ct;   /* dtype whose compute type accumulates */
+  LLVMTypeRef t;   /* compute type */
+  unsigned vw;     /* vector lanes */
+  unsigned cbytes; /* bytes of one compute-type element */
+  int nv;          /* vectors per row in the axpy kernel */
+  int64_t nb;      /* tile width in columns */
+  LLVMValueRef pa, pb, pc, py;
+  LLVMValueRef a_off, b_off, y_off; /* batch offsets in elements */
+  LLVMValueRef tile;                /* [rows * nb] compute-type buffer */
+} mm_emit;
+
+/* ---- small IR helpers ---------------------------------------------------- */
+
+/* hc_kb_load, except that bfloat16 is widened with integer ops (exact):
+ * an fpext the optimiser can see lets it narrow float32 arithmetic back to
+ * bfloat, which the back end then legalises through __truncsfbf2. */
+static LLVMValueRef load_elem(hc_kb* kb, hx_dtype_t dt, LLVMValueRef ptr, LLVMValueRef idx) {
+  if (dt != HX_DTYPE_BFLOAT16) return hc_kb_load(kb, dt, ptr, idx);
+  LLVMValueRef raw = LLVMBuildLoad2(kb->b, kb->t_i16, hc_kb_gep(kb, dt, ptr, idx), "");
+  LLVMValueRef wide = LLVMBuildShl(kb->b, LLVMBuildZExt(kb->b, raw, kb->t_i32, ""), LLVMConstInt(kb->t_i32, 16, 0), "");
+  return LLVMBuildBitCast(kb->b, wide, kb->t_f32, "");
 }
 
-const hc_op_desc hc_op_gemm = {"Gemm", "", 1, 22, NULL, 0, infer_todo, NULL, NULL};
-const hc_op_desc hc_op_matmul = {"MatMul", "", 1, 22, NULL, 0, infer_todo, NULL, NULL};
+/* hc_kb_store, except that bfloat16 is rounded to nearest-even with integer
+ * ops: fptrunc to bfloat lowers to __truncsfbf2 on targets without
+ * AVX512-BF16, and libgcc before GCC 13 does not have it. */
+static void store_elem(hc_kb* kb, hx_dtype_t dt, LLVMValueRef ptr, LLVMValueRef idx, LLVMValueRef v) {
+  if (dt != HX_DTYPE_BFLOAT16) {
+    hc_kb_store(kb, dt, ptr, idx, v);
+    return;
+  }
+  LLVMBuilderRef b = kb->b;
+  LLVMValueRef bits = LLVMBuildBitCast(b, v, kb->t_i32, "");
+  LLVMValueRef high = LLVMBuildLShr(b, bits, LLVMConstInt(kb->t_i32, 16, 0), "");
+  LLVMValueRef bias = LLVMBuildAdd(b, LLVMBuildAnd(b, high, LLVMConstInt(kb->t_i32, 1, 0), ""),
+                                   LLVMConstInt(kb->t_i32, 0x7FFF, 0), "");
+  LLVMValueRef rounded = LLVMBuildLShr(b, LLVMBuildAdd(b, bits, bias, ""), LLVMConstInt(kb->t_i32, 16, 0), "");
+  LLVMValueRef quiet_nan = LLVMBuildOr(b, high, LLVMConstInt(kb->t_i32, 0x40, 0), "");
+  LLVMValueRef is_nan = LLVMBuildFCmp(b, LLVMRealUNO, v, v, "");
+  LLVMValueRef r = LLVMBuildTrunc(b, LLVMBuildSelect(b, is_nan, quiet_nan, rounded, ""), kb->t_i16, "");
+  LLVMBuildStore(b, r, hc_kb_gep(kb, dt, ptr, idx));
+}
+
+static LLVMValueRef i64c(const mm_emit* e, int64_t x) { return hc_kb_i64(e->kb, x); }
+
+static LLVMValueRef imul_c(const mm_emit* e, LLVMValueRef v, int64_t c) {
+  if (c == 0) return i64c(e, 0);
+  if (c == 1) return v;
+  return hc_kb_imul(e->kb, v, i64c(e, c));
+}
+
+/* Marks a floating-point instruction reassociable so that sums can be
+ * reordered into vector lanes. */
+static LLVMValueRef reassoc(LLVMValueRef v) {
+  if (LLVMIsAInstruction(v) && LLVMCanValueUseFastMathFlags(v)) LLVMSetFastMathFlags(v, LLVMFastMathAllowReassoc);
+  return v;
+}
+
+/* Broadcasts a scalar into every lane of an n-lane vector. */
+static LLVMValueRef splat(hc_kb* kb, LLVMValueRef s, unsigned n) {
+  LLVMTypeRef vt = LLVMVectorType(LLVMTypeOf(s), n);
+  LLVMValueRef v = LLVMBuildInsertElement(kb->b, LLVMGetPoison(vt), s, LLVMConstInt(kb->t_i32, 0, 0), "");
+  return LLVMBuildShuffleVector(kb->b, v, LLVMGetPoison(vt), LLVMConstNull(LLVMVectorType(kb->t_i32, n)), "");
+}
+
+/* Loads n consecutive elements of dtype dt at ptr[idx] as a compute-type vector. */
+static LLVMValueRef vload(hc_kb* kb, hx_dtype_t dt, LLVMValueRef ptr, LLVMValueRef idx, unsigned n) {
+  /* bfloat16 is widened with integer ops, as in load_elem. */
+  LLVMTypeRef st = dt == HX_DTYPE_BFLOAT16 ? kb->t_i16 : hc_kb_storage_type(kb, dt);
+  LLVMValueRef v = LLVMBuildLoad2(kb->b, LLVMVectorType(st, n), hc_kb_gep(kb, dt, ptr, idx), "");
+  LLVMSetAlignment(v, (unsigned)hx_dtype_size(dt));
+  if (dt == HX_DTYPE_FLOAT16) v = LLVMBuildFPExt(kb->b, v, LLVMVectorType(kb->t_f32, n), "");
+  if (dt == HX_DTYPE_BFLOAT16) {
+    LLVMTypeRef wide = LLVMVectorType(kb->t_i32, n);
+    v = LLVMBuildShl(kb->b, LLVMBuildZExt(kb->b, v, wide, ""), splat(kb, LLVMConstInt(kb->t_i32, 16, 0), n), "");
+    v = LLVMBuildBitCast(kb->b, v, LLVMVectorType(kb->t_f32, n), "");
+  }
+  return v;
+}
+
+/* Address of tile[r * nb + j]. */
+static LLVMValueRef tile_at(const mm_emit* e, LLVMValueRef r, LLVMValueRef j) {
+  LLVMValueRef idx = hc_kb_iadd(e->kb, imul_c(e, r, e->nb), j);
+  return LLVMBuildGEP2(e->kb->b, e->t, e->tile, &idx, 1, "");
+}
+
+static LLVMValueRef load_a(const mm_emit* e, LLVMValueRef m, LLVMValueRef k) {
+  const mm_desc* d = e->d;
+  LLVMValueRef idx = hc_kb_iadd(e->kb, e->a_off, hc_kb_iadd(e->kb, imul_c(e, m, d->a_sm), imul_c(e, k, d->a_sk)));
+  return load_elem(e->kb, d->dt, e->pa, idx);
+}
+
+static LLVMValueRef load_b(const mm_emit* e, LLVMValueRef k, LLVMValueRef n) {
+  const mm_desc* d = e->d;
+  LLVMValueRef idx = hc_kb_iadd(e->kb, e->b_off, hc_kb_iadd(e->kb, imul_c(e, k, d->b_sk), imul_c(e, n, d->b_sn)));
+  return load_elem(e->kb, d->dt, e->pb, idx);
+}
+
+/* ---- micro-kernels -------------------------------------------------------- */
+
+/* axpy form: R full rows from m0, nv*vw columns from n0, B rows contiguous. */
+static void emit_axpy(mm_emit* e, int R, LLVMValueRef m0, LLVMValueRef n0) {
+  hc_kb* kb = e->kb;
+  const mm_desc* d = e->d;
+  LLVMTypeRef vt = LLVMVectorType(e->t, e->vw);
+  LLVMValueRef acc[MM_MR][MM_MAX_NV];
+  for (int r = 0; r < R; ++r)
+    for (int v = 0; v < e->nv; ++v) {
+      acc[r][v] = hc_kb_alloca(kb, vt, "acc");
+      LLVMBuildStore(kb->b, LLVMConstNull(vt), acc[r][v]);
+    }
+  LLVMValueRef a_row[MM_MR];
+  for (int r = 0; r < R; ++r) a_row[r] = hc_kb_iadd(kb, m0, i64c(e, r));
+  LLVMValueRef b_col = hc_kb_iadd(kb, e->b_off, n0);
+
+  hc_loop kl;
+  LLVMValueRef k = hc_loop_begin(kb, &kl, i64c(e, 0), i64c(e, d->K), "k");
+  LLVMValueRef b_row = hc_kb_iadd(kb, b_col, imul_c(e, k, d->b_sk));
+  LLVMValueRef bv[MM_MAX_NV];
+  for (int v = 0; v < e->nv; ++v)
+    bv[v] = vload(kb, d->dt, e->pb, hc_kb_iadd(kb, b_row, i64c(e, (int64_t)v * e->vw)), e->vw);
+  for (int r = 0; r < R; ++r) {
+    LLVMValueRef as = splat(kb, load_a(e, a_row[r], k), e->vw);
+    for (int v = 0; v < e->nv; ++v) {
+      LLVMValueRef cur = LLVMBuildLoad2(kb->b, vt, acc[r][v], "");
+      LLVMBuildStore(kb->b, hc_kb_fma(kb, e->ct, as, bv[v], cur), acc[r][v]);
+    }
+  }
+  hc_loop_end(kb, &kl);
+
+  for (int r = 0; r < R; ++r)
+    for (int v = 0; v < e->nv; ++v) {
+      LLVMValueRef val = LLVMBuildLoad2(kb->b, vt, acc[r][v], "");
+      LLVMValueRef st = LLVMBuildStore(kb->b, val, tile_at(e, i64c(e, r), i64c(e, (int64_t)v * e->vw)));
+      LLVMSetAlignment(st, e->cbytes);
+    }
+}
+
+/* Sum of a vector's lanes. */
+static LLVMValueRef hsum(const mm_emit* e, LLVMValueRef v) {
+  hc_kb* kb = e->kb;
+  LLVMTypeRef vt = LLVMTypeOf(v);
+  if (hc_dtype_is_float(e->ct)) {
+    LLVMValueRef args[2] = {LLVMConstReal(e->t, -0.0), v};
+    return reassoc(hc_kb_intrinsic(kb, "llvm.vector.reduce.fadd", vt, args, 2));
+  }
+  return hc_kb_intrinsic(kb, "llvm.vector.reduce.add", vt, &v, 1);
+}
+
+/* dot form: R rows from m0 x C columns from n (tile column j), k contiguous
+ * in both A rows and B rows (transB). */
+static void emit_dot(mm_emit* e, int R, int C, LLVMValueRef m0, LLVMValueRef n, LLVMValueRef j) {
+  hc_kb* kb = e->kb;
+  const mm_desc* d = e->d;
+  LLVMTypeRef vt = LLVMVectorType(e->t, e->vw);
+  int64_t kv = d->K - d->K % (int64_t)e->vw;
+  LLVMValueRef a_base[MM_MR], b_base[MM_DOT_C];
+  for (int r = 0; r < R; ++r) a_base[r] = hc_kb_iadd(kb, e->a_off, imul_c(e, hc_kb_iadd(kb, m0, i64c(e, r)), d->a_sm));
+  for (int c = 0; c < C; ++c) b_base[c] = hc_kb_iadd(kb, e->b_off, imul_c(e, hc_kb_iadd(kb, n, i64c(e, c)), d->b_sn));
+
+  LLVMValueRef sum[MM_MR][MM_DOT_C];
+  for (int r = 0; r < R; ++r)
+    for (int c = 0; c < C; ++c) sum[r][c] = hc_kb_alloca(kb, e->t, "dot");
+
+  if (kv > 0) {
+    LLVMValueRef acc[MM_MR][MM_DOT_C];
+    for (int r = 0; r < R; ++r)
+      for (int c = 0; c < C; ++c) {
+        acc[r][c] = hc_kb_alloca(kb, vt, "acc");
+        LLVMBuildStore(kb->b, LLVMConstNull(vt), acc[r][c]);
+      }
+    hc_loop kl;
+    LLVMValueRef k = hc_loop_begin_step(kb, &kl, i64c(e, 0), i64c(e, kv), (int64_t)e->vw, "k");
+    LLVMValueRef av[MM_MR], bv[MM_DOT_C];
+    for (int r = 0; r < R; ++r) av[r] = vload(kb, d->dt, e->pa, hc_kb_iadd(kb, a_base[r], k), e->vw);
+    for (int c = 0; c < C; ++c) bv[c] = vload(kb, d->dt, e->pb, hc_kb_iadd(kb, b_base[c], k), e->vw);
+    for (int r = 0; r < R; ++r)
+      for (int c = 0; c < C; ++c) {
+        LLVMValueRef cur = LLVMBuildLoad2(kb->b, vt, acc[r][c], "");
+        LLVMBuildStore(kb->b, hc_kb_fma(kb, e->ct, av[r], bv[c], cur), acc[r][c]);
+      }
+    hc_loop_end(kb, &kl);
+    for (int r = 0; r < R; ++r)
+      for (int c = 0; c < C; ++c) LLVMBuildStore(kb->b, hsum(e, LLVMBuildLoad2(kb->b, vt, acc[r][c], "")), sum[r][c]);
+  } else {
+    for (int r = 0; r < R; ++r)
+      for (int c = 0; c < C; ++c) LLVMBuildStore(kb->b, hc_kb_const(kb, e->ct, 0), sum[r][c]);
+  }
+
+  if (kv < d->K) {
+    hc_loop kl;
+    LLVMValueRef k = hc_loop_begin(kb, &kl, i64c(e, kv), i64c(e, d->K), "ktail");
+    LLVMValueRef as[MM_MR], bs[MM_DOT_C];
+    for (int r = 0; r < R; ++r) as[r] = load_elem(kb, d->dt, e->pa, hc_kb_iadd(kb, a_base[r], k));
+    for (int c = 0; c < C; ++c) bs[c] = load_elem(kb, d->dt, e->pb, hc_kb_iadd(kb, b_base[c], k));
+    for (int r = 0; r < R; ++r)
+      for (int c = 0; c < C; ++c) {
+        LLVMValueRef cur = LLVMBuildLoad2(kb->b, e->t, sum[r][c], "");
+        LLVMBuildStore(kb->b, hc_kb_fma(kb, e->ct, as[r], bs[c], cur), sum[r][c]);
+      }
+    hc_loop_end(kb, &kl);
+  }
+  for (int r = 0; r < R; ++r)
+    for (int c = 0; c < C; ++c)
+      LLVMBuildStore(kb->b, LLVMBuildLoad2(kb->b, e->t, sum[r][c], ""),
+                     tile_at(e, i64c(e, r), hc_kb_iadd(kb, j, i64c(e, c))));
+}
+
+/* All column pairs of a dot tile (cols columns from n0), then the odd one. */
+static void emit_dot_tile(mm_emit* e, int R, LLVMValueRef m0, LLVMValueRef n0, int64_t cols) {
+  hc_kb* kb = e->kb;
+  int64_t pairs = cols / MM_DOT_C;
+  if (pairs > 0) {
+    hc_loop jl;
+    LLVMValueRef j = hc_loop_begin_step(kb, &jl, i64c(e, 0), i64c(e, pairs * MM_DOT_C), MM_DOT_C, "j");
+    emit_dot(e, R, MM_DOT_C, m0, hc_kb_iadd(kb, n0, j), j);
+    hc_loop_end(kb, &jl);
+  }
+  for (int64_t j = pairs * MM_DOT_C; j < cols; ++j) emit_dot(e, R, 1, m0, hc_kb_iadd(kb, n0, i64c(e, j)), i64c(e, j));
+}
+
+/* tile[r][j] += sum over u < ku of A[m0 + r, k + u] * B[k + u, n0 + j]. */
+static void emit_generic_step(mm_emit* e, int ku, int64_t rows, LLVMValueRef m0, LLVMValueRef n0, int64_t cols,
+                              LLVMValueRef k) {
+  hc_kb* kb = e->kb;
+  hc_loop rl, jl;
+  LLVMValueRef ks[MM_GENERIC_KU], a[MM_GENERIC_KU];
+  for (int u = 0; u < ku; ++u) ks[u] = hc_kb_iadd(kb, k, i64c(e, u));
+  LLVMValueRef r = hc_loop_begin(kb, &rl, i64c(e, 0), i64c(e, rows), "r");
+  for (int u = 0; u < ku; ++u) a[u] = load_a(e, hc_kb_iadd(kb, m0, r), ks[u]);
+  LLVMValueRef j = hc_loop_begin(kb, &jl, i64c(e, 0), i64c(e, cols), "j");
+  LLVMValueRef p = tile_at(e, r, j);
+  LLVMValueRef n = hc_kb_iadd(kb, n0, j);
+  LLVMValueRef cur = LLVMBuildLoad2(kb->b, e->t, p, "");
+  for (int u = 0; u < ku; ++u) cur = hc_kb_fma(kb, e->ct, a[u], load_b(e, ks[u], n), cur);
+  LLVMBuildStore(kb->b, cur, p);
+  hc_loop_end(kb, &jl);
+  hc_loop_end(kb, &rl);
+}
+
+/* generic form: rows x cols from (m0, n0) with any strides, i-k-j over the
+ * tile with k unrolled MM_GENERIC_KU times (fewer passes over the partial
+ * sums, and as many concurrent runs of B for the prefetchers). */
+static void emit_generic(mm_emit* e, int64_t rows, LLVMValueRef m0, LLVMValueRef n0, int64_t cols) {
+  hc_kb* kb = e->kb;
+  const mm_desc* d = e->d;
+  hc_loop rl, jl, kl;
+  LLVMValueRef r = hc_loop_begin(kb, &rl, i64c(e, 0), i64c(e, rows), "r");
+  LLVMValueRef j = hc_loop_begin(kb, &jl, i64c(e, 0), i64c(e, cols), "j");
+  LLVMBuildStore(kb->b, hc_kb_const(kb, e->ct, 0), tile_at(e, r, j));
+  hc_loop_end(kb, &jl);
+  hc_loop_end(kb, &rl);
+
+  int64_t kmain = d->K - d->K % MM_GENERIC_KU;
+  if (kmain > 0) {
+    LLVMValueRef k = hc_loop_begin_step(kb, &kl, i64c(e, 0), i64c(e, kmain), MM_GENERIC_KU, "k");
+    emit_generic_step(e, MM_GENERIC_KU, rows, m0, n0, cols, k);
+    hc_loop_end(kb, &kl);
+  }
+  for (int64_t k = kmain; k < d->K; ++k) emit_generic_step(e, 1, rows, m0, n0, cols, i64c(e, k));
+}
+
+/* Y = alpha * tile + beta * C for rows x cols of the tile at (m0, n0). */
+static void emit_epilogue(mm_emit* e, int64_t rows, LLVMValueRef m0, LLVMValueRef n0, int64_t cols) {
+  hc_kb* kb = e->kb;
+  const mm_desc* d = e->d;
+  bool use_c = d->c && d->beta != 0.0;
+  bool is_int = !hc_dtype_is_float(d->dt);
+  /* Integer products stay integers unless alpha/beta scale them; then the
+   * scaled value is computed in double and truncated, as numpy's
+   * (A @ B * alpha + C * beta).astype(T) does. */
+  bool int_via_double = is_int && (d->alpha != 1.0 || (use_c && d->beta != 1.0));
+  hc_loop rl, jl;
+  LLVMValueRef r = hc_loop_begin(kb, &rl, i64c(e, 0), i64c(e, rows), "r");
+  LLVMValueRef m = hc_kb_iadd(kb, m0, r);
+  LLVMValueRef y_row = hc_kb_iadd(kb, e->y_off, imul_c(e, m, d->N));
+  LLVMValueRef c_row = use_c ? imul_c(e, m, d->c_sm) : NULL;
+  LLVMValueRef j = hc_loop_begin(kb, &jl, i64c(e, 0), i64c(e, cols), "j");
+  LLVMValueRef n = hc_kb_iadd(kb, n0, j);
+  LLVMValueRef v = LLVMBuildLoad2(kb->b, e->t, tile_at(e, r, j), "");
+  LLVMValueRef cv = use_c ? load_elem(kb, d->dt, e->pc, hc_kb_iadd(kb, c_row, imul_c(e, n, d->c_sn))) : NULL;
+  if (int_via_double) {
+    LLVMValueRef y = hc_kb_mul(kb, HX_DTYPE_FLOAT64, hc_kb_convert(kb, v, d->dt, HX_DTYPE_FLOAT64),
+                               hc_kb_const(kb, HX_DTYPE_FLOAT64, d->alpha));
+    if (use_c)
+      y = hc_kb_fma(kb, HX_DTYPE_FLOAT64, hc_kb_convert(kb, cv, d->dt, HX_DTYPE_FLOAT64),
+                    hc_kb_const(kb, HX_DTYPE_FLOAT64, d->beta), y);
+    v = hc_kb_convert(kb, y, HX_DTYPE_FLOAT64, d->dt);
+  } else {
+    if (d->alpha != 1.0) v = hc_kb_mul(kb, d->dt, v, hc_kb_const(kb, d->dt, d->alpha));
+    if (use_c)
+      v = d->beta == 1.0 ? hc_kb_add(kb, d->dt, v, cv) : hc_kb_fma(kb, d->dt, cv, hc_kb_const(kb, d->dt, d->beta), v);
+  }
+  store_elem(kb, d->dt, e->py, hc_kb_iadd(kb, y_row, n), v);
+  hc_loop_end(kb, &jl);
+  hc_loop_end(kb, &rl);
+}
+
+/* ---- the kernel ------------------------------------------------------------ */
+
+typedef enum { MM_AXPY, MM_DOT, MM_GENERIC } mm_form;
+
+/* The whole tile (rows rows at m0, column block cb): micro-kernel, then epilogue. */
+static void emit_tile(mm_emit* e, mm_form form, int rows, LLVMValueRef m0, LLVMValueRef cb) {
+  hc_kb* kb = e->kb;
+  const mm_desc* d = e->d;
+  LLVMValueRef n0 = imul_c(e, cb, e->nb);
+  int64_t full_cb = d->N / e->nb, rem_cols = d->N % e->nb;
+  /* Full column blocks, then the ragged last one (a compile-time width). */
+  for (int part = 0; part < 2; ++part) {
+    int64_t cols = part == 0 ? e->nb : rem_cols;
+    if (cols == 0 || (part == 0 && full_cb == 0)) continue;
+    bool guarded = part == 0 ? rem_cols != 0 : full_cb != 0;
+    hc_if g;
+    if (guarded)
+      hc_if_begin(kb, &g, LLVMBuildICmp(kb->b, part == 0 ? LLVMIntSLT : LLVMIntSGE, cb, i64c(e, full_cb), ""));
+    if (form == MM_AXPY && part == 0)
+      emit_axpy(e, rows, m0, n0);
+    else if (form == MM_DOT)
+      emit_dot_tile(e, rows, m0, n0, cols);
+    else
+      emit_generic(e, rows, m0, n0, cols);
+    emit_epilogue(e, rows, m0, n0, cols);
+    if (guarded) hc_if_end(kb, &g);
+  }
+}
+
+static hx_status_t emit_matmul(hc_lower_ctx* lc, const hc_node* n, const mm_desc* d) {
+  if (d->M == 0 || d->N == 0 || d->batch == 0) return HX_OK; /* nothing to write */
+  hx_dtype_t ct = d->dt;
+  hc_kb kb;
+  /* Vector lanes: the target's widest vector of compute-type elements. */
+  int cbytes = (d->dt == HX_DTYPE_FLOAT64 || d->dt == HX_DTYPE_INT64 || d->dt == HX_DTYPE_UINT64) ? 8 : 4;
+  int vbits = lc->target && lc->target->vector_bits >= 128 ? lc->target->vector_bits : 128;
+  unsigned vw = (unsigned)(vbits / 8 / cbytes);
+
+  mm_form form = MM_GENERIC;
+  int nv = 1;
+  int64_t nb = MM_DOT_NB;
+  if (d->b_sn == 1 && d->M <= MM_STREAM_ROWS && d->N >= 2 * MM_STREAM_NB) {
+    /* A row or two against a wide B: i-k-j over a stack row of partial
+     * sums, so that every k step streams a long contiguous run of B. */
+    form = MM_GENERIC;
+    nb = MM_STREAM_NB;
+  } else if (d->b_sn == 1 && d->N >= 4) {
+    form = MM_AXPY;
+    while (vw > 4 && (int64_t)vw > d->N) vw /= 2;
+    int64_t rows = d->M < MM_MR ? d->M : MM_MR;
+    nv = rows > 0 ? (int)(MM_ACC / rows) : 2;
+    if (nv > MM_MAX_NV) nv = MM_MAX_NV;
+    while (nv > 1 && (int64_t)nv * vw > d->N) --nv;
+    nb = (int64_t)nv * vw;
+  } else if (d->b_sk == 1 && d->a_sk == 1) {
+    form = MM_DOT;
+  }
+  int64_t nrb = (d->M + MM_MR - 1) / MM_MR, ncb = (d->N + nb - 1) / nb;
+  int64_t tasks = d->batch * nrb * ncb;
+
+  HX_RETURN_IF_ERROR(hc_kb_begin(lc, n, NULL, tasks, &kb));
+  mm_emit e = {.kb = &kb, .d = d, .ct = ct, .t = hc_kb_compute_type(&kb, ct), .vw = vw,
+               .cbytes = (unsigned)cbytes, .nv = nv, .nb = nb};
+  e.pa = hc_kb_ptr(&kb, d->a);
+  e.pb = hc_kb_ptr(&kb, d->b);
+  e.pc = d->c ? hc_kb_ptr(&kb, d->c) : NULL;
+  e.py = hc_kb_ptr(&kb, d->y);
+  int64_t tile_rows = d->M < MM_MR ? (d->M > 0 ? d->M : 1) : MM_MR;
+  e.tile = hc_kb_alloca(&kb, LLVMArrayType2(e.t, (uint64_t)(tile_rows * nb)), "tile");
+
+  hc_loop task;
+  LLVMValueRef t = hc_kb_task_loop_begin(&kb, &task);
+  LLVMValueRef rb = LLVMBuildURem(kb.b, t, i64c(&e, nrb), "");
+  LLVMValueRef rest = LLVMBuildUDiv(kb.b, t, i64c(&e, nrb), "");
+  LLVMValueRef cb = LLVMBuildURem(kb.b, rest, i64c(&e, ncb), "");
+  LLVMValueRef bi = LLVMBuildUDiv(kb.b, rest, i64c(&e, ncb), "");
+  /* Batch offsets: decompose the batch index over the broadcast batch dims. */
+  e.a_off = e.b_off = i64c(&e, 0);
+  LLVMValueRef rem = bi;
+  for (int k = d->batch_rank - 1; k >= 0; --k) {
+    LLVMValueRef idx = k > 0 ? LLVMBuildURem(kb.b, rem, i64c(&e, d->batch_dims[k]), "") : rem;
+    if (k > 0) rem = LLVMBuildUDiv(kb.b, rem, i64c(&e, d->batch_dims[k]), "");
+    e.a_off = hc_kb_iadd(&kb, e.a_off, imul_c(&e, idx, d->a_bs[k]));
+    e.b_off = hc_kb_iadd(&kb, e.b_off, imul_c(&e, idx, d->b_bs[k]));
+  }
+  e.y_off = imul_c(&e, bi, d->M * d->N);
+  LLVMValueRef m0 = imul_c(&e, rb, MM_MR);
+
+  int64_t full_rb = d->M / MM_MR, rem_rows = d->M % MM_MR;
+  for (int part = 0; part < 2; ++part) {
+    int rows = part == 0 ? MM_MR : (int)rem_rows;
+    if (rows == 0 || (part == 0 && full_rb == 0)) continue;
+    bool guarded = part == 0 ? rem_rows != 0 : full_rb != 0;
+    hc_if g;
+    if (guarded)
+      hc_if_begin(&kb, &g, LLVMBuildICmp(kb.b, part == 0 ? LLVMIntSLT : LLVMIntSGE, rb, i64c(&e, full_rb), ""));
+    emit_tile(&e, form, rows, m0, cb);
+    if (guarded) hc_if_end(&kb, &g);
+  }
+  hc_loop_end(&kb, &task);
+
+  double mnb = (double)d->M * (double)d->N * (double)d->batch;
+  double flops = 2.0 * mnb * (double)d->K + (d->c ? 2.0 * mnb : 0.0);
+  double bytes = (double)hc_value_nbytes(d->a) + (double)hc_value_nbytes(d->b) + (double)hc_value_nbytes(d->y) +
+                 (d->c ? (double)hc_value_nbytes(d->c) : 0.0);
+  hc_kb_end(&kb, flops, bytes);
+  return HX_OK;
+}
+
+/* ---- MatMul ------------------------------------------------------------------ */
+
+/* Numpy matmul shapes: 1-D operands get a 1 prepended (A) or appended (B),
+ * which is removed from the result; leading dims broadcast. Fills d (without
+ * value pointers) and the output shape. */
+static hx_status_t matmul_shapes(const hc_node* n, mm_desc* d, int* out_rank, int64_t* out_dims) {
+  const hc_value *a = n->inputs[0], *b = n->inputs[1];
+  char s1[128], s2[128];
+  if (a->rank < 1 || b->rank < 1)
+    return hc_node_error(n, HX_STATUS_INVALID_ARGUMENT, "MatMul operands must have rank >= 1, got %s and %s",
+                         hc_shape_str(a->rank, a->dims, s1, sizeof s1), hc_shape_str(b->rank, b->dims, s2, sizeof s2));
+  int64_t M = a->rank == 1 ? 1 : a->dims[a->rank - 2];
+  int64_t K = a->dims[a->rank - 1];
+  int64_t K2 = b->rank == 1 ? b->dims[0] : b->dims[b->rank - 2];
+  int64_t N = b->rank == 1 ? 1 : b->dims[b->rank - 1];
+  if (K != K2)
+    return hc_node_error(n, HX_STATUS_INVALID_ARGUMENT,
+                         "inner dimensions differ: A is %s (K = %lld) and B is %s (K = %lld)",
+                         hc_shape_str(a->rank, a->dims, s1, sizeof s1), (long long)K,
+                         hc_shape_str(b->rank, b->dims, s2, sizeof s2), (long long)K2);
+  int abr = a->rank > 2 ? a->rank - 2 : 0, bbr = b->rank > 2 ? b->rank - 2 : 0;
+  int br = abr > bbr ? abr : bbr;
+  memset(d, 0, sizeof *d);
+  d->M = M;
+  d->N = N;
+  d->K = K;
+  d->a_sm = K;
+  d->a_sk = 1;
+  d->b_sk = N;
+  d->b_sn = 1;
+  d->batch_rank = br;
+  d->batch = 1;
+  int64_t a_st = M * K, b_st = K * N;
+  for (int i = br - 1; i >= 0; --i) {
+    int ai = i - (br - abr), bi = i - (br - bbr);
+    int64_t ad = ai >= 0 ? a->dims[ai] : 1, bd = bi >= 0 ? b->dims[bi] : 1;
+    if (ad != bd && ad != 1 && bd != 1)
+      return hc_node_error(n, HX_STATUS_INVALID_ARGUMENT,
+                           "batch dimensions do not broadcast: A is %s and B is %s (%lld vs %lld)",
+                           hc_shape_str(a->rank, a->dims, s1, sizeof s1), hc_shape_str(b->rank, b->dims, s2, sizeof s2),
+                           (long long)ad, (long long)bd);
+    int64_t od = ad == 1 ? bd : ad;
+    d->batch_dims[i] = od;
+    d->a_bs[i] = ad == 1 ? 0 : a_st;
+    d->b_bs[i] = bd == 1 ? 0 : b_st;
+    a_st *= ad;
+    b_st *= bd;
+    d->batch *= od;
+  }
+  int r = 0;
+  for (int i = 0; i < br; ++i) out_dims[r++] = d->batch_dims[i];
+  if (a->rank > 1) out_dims[r++] = M;
+  if (b->rank > 1) out_dims[r++] = N;
+  *out_rank = r;
+  return HX_OK;
+}
+
+/* Element types of A and B: floats, and from opset 9 on 32/64-bit integers. */
+static hx_status_t mm_check_dtype(const hc_node* n) {
+  const uint64_t ints = HC_DT(HX_DTYPE_INT32) | HC_DT(HX_DTYPE_INT64) | HC_DT(HX_DTYPE_UINT32) | HC_DT(HX_DTYPE_UINT64);
+  const hc_value* a = n->inputs[0];
+  if (n->opset < 9 && (ints & HC_DT(a->dtype)))
+    return hc_node_error(n, HX_STATUS_INVALID_ARGUMENT, "element type %s needs opset 9 or later (floats only before)",
+                         hx_dtype_name(a->dtype));
+  return hc_check_dtype(n, 0, HC_DT_FLOATS | ints);
+}
+
+static hx_status_t infer_matmul(hc_graph* g, hc_node* n) {
+  HX_RETURN_IF_ERROR(hc_check_arity(n, 2, 2, 1, 1));
+  HX_RETURN_IF_ERROR(mm_check_dtype(n));
+  HX_RETURN_IF_ERROR(hc_check_same_dtype(n, 0, 1));
+  mm_desc d;
+  int rank;
+  int64_t dims[HC_MAX_RANK];
+  HX_RETURN_IF_ERROR(matmul_shapes(n, &d, &rank, dims));
+  hc_set_output(n, 0, n->inputs[0]->dtype, rank, dims);
+  return HX_OK;
+}
+
+static hx_status_t lower_matmul(hc_lower_ctx* lc, hc_node* n) {
+  mm_desc d;
+  int rank;
+  int64_t dims[HC_MAX_RANK];
+  HX_RETURN_IF_ERROR(matmul_shapes(n, &d, &rank, dims));
+  d.dt = n->inputs[0]->dtype;
+  d.a = n->inputs[0];
+  d.b = n->inputs[1];
+  d.y = n->outputs[0];
+  d.alpha = 1.0;
+  /* When B is shared by every batch and A is not broadcast, the batch is
+   * just more rows of A: one tall product tiles and balances better. */
+  bool b_shared = true, a_dense = true;
+  for (int i = 0; i < d.batch_rank; ++i) {
+    b_shared &= d.b_bs[i] == 0;
+    a_dense &= d.a_bs[i] != 0 || d.batch_dims[i] == 1;
+  }
+  if (d.batch > 1 && b_shared && a_dense) {
+    d.M *= d.batch;
+    d.batch = 1;
+    d.batch_rank = 0;
+  }
+  return emit_matmul(lc, n, &d);
+}
+
+/* ---- Gemm ---------------------------------------------------------------------- */
+
+static hx_status_t gemm_shapes(const hc_node* n, mm_desc* d) {
+  const hc_value *a = n->inputs[0], *b = n->inputs[1], *c = hc_input(n, 2);
+  char s1[128], s2[128];
+  if (a->rank != 2 || b->rank != 2)
+    return hc_node_error(n, HX_STATUS_INVALID_ARGUMENT, "A and B must be 2-D, got %s and %s",
+                         hc_shape_str(a->rank, a->dims, s1, sizeof s1), hc_shape_str(b->rank, b->dims, s2, sizeof s2));
+  bool ta = hc_attr_int(n, "transA", 0) != 0, tb = hc_attr_int(n, "transB", 0) != 0;
+  memset(d, 0, sizeof *d);
+  d->M = ta ? a->dims[1] : a->dims[0];
+  d->K = ta ? a->dims[0] : a->dims[1];
+  int64_t K2 = tb ? b->dims[1] : b->dims[0];
+  d->N = tb ? b->dims[0] : b->dims[1];
+  if (d->K != K2)
+    return hc_node_error(n, HX_STATUS_INVALID_ARGUMENT,
+                         "inner dimensions differ: A is %s%s (K = %lld) and B is %s%s (K = %lld)",
+                         hc_shape_str(a->rank, a->dims, s1, sizeof s1), ta ? " transposed" : "", (long long)d->K,
+                         hc_shape_str(b->rank, b->dims, s2, sizeof s2), tb ? " transposed" : "", (long long)K2);
+  d->a_sm = ta ? 1 : d->K;
+  d->a_sk = ta ? d->M : 1;
+  d->b_sk = tb ? 1 : d->N;
+  d->b_sn = tb ? d->K : 1;
+  d->batch = 1;
+  d->alpha = hc_attr_float(n, "alpha", 1.0f);
+  d->beta = hc_attr_float(n, "beta", 1.0f);
+  if (c) {
+    /* C broadcasts unidirectionally to (M, N); before opset 7 only with
+     * broadcast=1, otherwise it must be exactly (M, N). */
+    bool exact = n->opset < 7 && hc_attr_int(n, "broadcast", 0) == 0;
+    int64_t cm = c->rank == 2 ? c->dims[0] : 1, cn = c->rank >= 1 ? c->dims[c->rank - 1] : 1;
+    bool ok = c->rank <= 2 && (cm == 1 || cm == d->M) && (cn == 1 || cn == d->N);
+    if (exact) ok = c->rank == 2 && cm == d->M && cn == d->N;
+    if (!ok)
+      return hc_node_error(n, HX_STATUS_INVALID_ARGUMENT, "C has shape %s; it must %s (M, N) = (%lld, %lld)",
+                           hc_shape_str(c->rank, c->dims, s1, sizeof s1),
+                           exact ? "be exactly (broadcast=0)" : "broadcast to", (long long)d->M, (long long)d->N);
+    d->c_sm = cm == 1 ? 0 : cn;
+    d->c_sn = cn == 1 ? 0 : 1;
+  }
+  return HX_OK;
+}
+
+static hx_status_t infer_gemm(hc_graph* g, hc_node* n) {
+  HX_RETURN_IF_ERROR(hc_check_arity(n, n->opset >= 11 ? 2 : 3, 3, 1, 1));
+  HX_RETURN_IF_ERROR(mm_check_dtype(n));
+  HX_RETURN_IF_ERROR(hc_check_same_dtype(n, 0, 1));
+  HX_RETURN_IF_ERROR(hc_check_same_dtype(n, 0, 2));
+  if (n->opset >= 7 && hc_node_attr(n, "broadcast"))
+    return hc_node_error(n, HX_STATUS_INVALID_ARGUMENT, "attribute 'broadcast' was removed in opset 7");
+  mm_desc d;
+  HX_RETURN_IF_ERROR(gemm_shapes(n, &d));
+  int64_t dims[2] = {d.M, d.N};
+  hc_set_output(n, 0, n->inputs[0]->dtype, 2, dims);
+  return HX_OK;
+}
+
+static hx_status_t lower_gemm(hc_lower_ctx* lc, hc_node* n) {
+  mm_desc d;
+  HX_RETURN_IF_ERROR(gemm_shapes(n, &d));
+  d.dt = n->inputs[0]->dtype;
+  d.a = n->inputs[0];
+  d.b = n->inputs[1];
+  d.c = hc_input(n, 2);
+  d.y = n->outputs[0];
+  return emit_matmul(lc, n, &d);
+}
+
+static const char* const k_gemm_attrs[] = {"alpha", "beta", "transA", "transB", "broadcast", NULL};
+
+const hc_op_desc hc_op_gemm = {"Gemm", "", 1, 22, k_gemm_attrs, 0, infer_gemm, lower_gemm, NULL};
+const hc_op_desc hc_op_matmul = {"MatMul", "", 1, 22, NULL, 0, infer_matmul, lower_matmul, NULL};
