@@ -1,0 +1,1 @@
+/* Ops: If, Loop, Scan (see op_list.h). */

@@ -1,0 +1,1 @@
+/* Ops: element-wise math, logic and activations beyond the foundation set (see op_list.h). */

@@ -1,0 +1,1 @@
+/* Ops: everything else (see op_list.h). */

@@ -1,0 +1,1 @@
+/* Ops: tensor movement beyond the foundation set (see op_list.h). */

@@ -1,0 +1,1 @@
+/* Ops: pooling and convolution variants beyond the foundation set (see op_list.h). */

@@ -1,0 +1,1 @@
+/* Ops: quantized operators (see op_list.h). */

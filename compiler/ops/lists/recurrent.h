@@ -1,0 +1,1 @@
+/* Ops: RNN, GRU, LSTM (see op_list.h). */

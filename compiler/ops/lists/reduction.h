@@ -1,0 +1,1 @@
+/* Ops: reductions, normalisations, softmax variants, TopK, CumSum (see op_list.h). */

@@ -1,0 +1,1 @@
+/* Ops: DFT, STFT, window functions, MelWeightMatrix (see op_list.h). */
