@@ -72,6 +72,10 @@ static hx_status_t run_fold_batchnorm(hc_pass_ctx* ctx, hc_graph* g) {
   for (int i = 0; i < g->num_nodes; ++i) {
     hc_node* bn = g->nodes[i];
     if (bn->dead || !is_op(bn, "BatchNormalization") || !all_const_f32(bn)) continue;
+    /* Only inference with running statistics folds: training mode uses batch
+     * statistics, and spatial=0 (before opset 9) has per-element ones. */
+    if (hc_attr_int(bn, "training_mode", 0) != 0) continue;
+    if (bn->opset < 9 && hc_attr_int(bn, "spatial", 1) == 0) continue;
     if (bn->num_outputs > 1) {
       bool extra = false; /* training-mode statistics outputs */
       for (int j = 1; j < bn->num_outputs; ++j) extra |= bn->outputs[j] != NULL;

@@ -440,8 +440,9 @@ int main(int argc, char** argv) {
   int ntests = 0, cap = 0;
   for (int i = optind; i < argc; ++i) {
     if (!is_dir(argv[i])) {
-      fprintf(stderr, "error: '%s' is not a directory\n", argv[i]);
-      return 2;
+      /* An unmatched shell glob arrives literally; say so and go on. */
+      fprintf(stderr, "warning: '%s' is not a directory; ignored\n", argv[i]);
+      continue;
     }
     collect(argv[i], &tests, &ntests, &cap);
   }

@@ -1,0 +1,462 @@
+#!/usr/bin/python3
+"""Generates ONNX test folders for Conv, ConvTranspose, MaxPool, AveragePool
+and GlobalAveragePool attribute combinations the ONNX backend suite misses.
+
+Usage: /usr/bin/python3 make_conv_pool_cases.py OUT_DIR
+       harness-test OUT_DIR/*
+
+Each case is OUT_DIR/<name>/model.onnx plus test_data_set_0/{input,output}_i.pb.
+Expected outputs come from the straightforward numpy references below
+(computed in float64, rounded to the output type), written from the ONNX
+operator specifications, not from Harness.
+"""
+import itertools
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+RNG = np.random.default_rng(20240611)
+BF16 = "bfloat16"  # marker dtype: stored as float32 values rounded to bfloat16
+
+
+# ---- references ---------------------------------------------------------------
+
+def window_out(in_size, k, s, d, pb, pe, ceil_mode=False):
+    """Output size of a conv/pool window (ONNX shape inference, incl. the
+    ceil_mode rule that drops a last window starting in the end padding)."""
+    span = in_size + pb + pe - ((k - 1) * d + 1)
+    assert span >= 0
+    out = (-(-span // s) if ceil_mode else span // s) + 1
+    if ceil_mode and (out - 1) * s >= in_size + pb:
+        out -= 1
+    return out
+
+
+def same_pads(in_size, k, s, d, upper):
+    out = -(-in_size // s)
+    total = max(0, (out - 1) * s + (k - 1) * d + 1 - in_size)
+    small = total // 2
+    return (small, total - small) if upper else (total - small, small)
+
+
+def conv_ref(x, w, b, strides, dil, pb, pe, group):
+    x = x.astype(np.float64)
+    w = w.astype(np.float64)
+    n, c = x.shape[:2]
+    m = w.shape[0]
+    nd = x.ndim - 2
+    ks = w.shape[2:]
+    xp = np.pad(x, [(0, 0), (0, 0)] + list(zip(pb, pe)))
+    out = [window_out(x.shape[2 + i], ks[i], strides[i], dil[i], pb[i], pe[i]) for i in range(nd)]
+    y = np.zeros((n, m) + tuple(out))
+    cg, mg = c // group, m // group
+    for g in range(group):
+        for kidx in itertools.product(*[range(k) for k in ks]):
+            sl = tuple(slice(kidx[i] * dil[i], kidx[i] * dil[i] + (out[i] - 1) * strides[i] + 1, strides[i])
+                       for i in range(nd))
+            xs = xp[(slice(None), slice(g * cg, (g + 1) * cg)) + sl]
+            ws = w[(slice(g * mg, (g + 1) * mg), slice(None)) + kidx]
+            y[:, g * mg:(g + 1) * mg] += np.einsum("nc...,mc->nm...", xs, ws)
+    if b is not None:
+        y += b.astype(np.float64).reshape((1, m) + (1,) * nd)
+    return y
+
+
+def conv_transpose_ref(x, w, b, strides, dil, pb, out_shape, group):
+    """y[o] += x[i] * w[k] for o = i*s + k*d - pb, o in [0, out)."""
+    x = x.astype(np.float64)
+    w = w.astype(np.float64)
+    n, c = x.shape[:2]
+    mg = w.shape[1]
+    m = mg * group
+    nd = x.ndim - 2
+    ks = w.shape[2:]
+    ins = x.shape[2:]
+    full = [strides[i] * (ins[i] - 1) + (ks[i] - 1) * dil[i] + 1 for i in range(nd)]
+    lo = [min(0, pb[i]) for i in range(nd)]
+    hi = [max(full[i], pb[i] + out_shape[i]) for i in range(nd)]
+    buf = np.zeros((n, m) + tuple(hi[i] - lo[i] for i in range(nd)))
+    cg = c // group
+    for g in range(group):
+        for kidx in itertools.product(*[range(k) for k in ks]):
+            sl = tuple(slice(kidx[i] * dil[i] - lo[i], kidx[i] * dil[i] - lo[i] + (ins[i] - 1) * strides[i] + 1,
+                             strides[i]) for i in range(nd))
+            xs = x[:, g * cg:(g + 1) * cg]
+            ws = w[(slice(g * cg, (g + 1) * cg), slice(None)) + kidx]  # cg, mg
+            buf[(slice(None), slice(g * mg, (g + 1) * mg)) + sl] += np.einsum("nc...,cm->nm...", xs, ws)
+    crop = tuple(slice(pb[i] - lo[i], pb[i] - lo[i] + out_shape[i]) for i in range(nd))
+    y = buf[(slice(None), slice(None)) + crop]
+    if b is not None:
+        y = y + b.astype(np.float64).reshape((1, m) + (1,) * nd)
+    return y
+
+
+def pool_ref(x, kind, ks, strides, dil, pb, pe, ceil_mode=False, count_include_pad=False, storage_order=0):
+    """MaxPool (values and Indices) or AveragePool by explicit windows."""
+    n, c = x.shape[:2]
+    ins = x.shape[2:]
+    nd = len(ins)
+    out = [window_out(ins[i], ks[i], strides[i], dil[i], pb[i], pe[i], ceil_mode) for i in range(nd)]
+    y = np.zeros((n, c) + tuple(out))
+    ind = np.zeros((n, c) + tuple(out), dtype=np.int64)
+    plane = int(np.prod(ins))
+    col_strides = [int(np.prod(ins[:i])) for i in range(nd)]
+    xf = x.astype(np.float64)
+    for nn, cc in itertools.product(range(n), range(c)):
+        for o in itertools.product(*[range(v) for v in out]):
+            best, best_i, total, count = None, -1, 0.0, 0
+            for k in itertools.product(*[range(v) for v in ks]):
+                pos = [o[i] * strides[i] + k[i] * dil[i] - pb[i] for i in range(nd)]
+                valid = all(0 <= pos[i] < ins[i] for i in range(nd))
+                if kind == "avg" and count_include_pad:
+                    count += all(pos[i] < ins[i] + pe[i] for i in range(nd))
+                if not valid:
+                    continue
+                v = xf[(nn, cc) + tuple(pos)]
+                if kind == "avg":
+                    total += v
+                    count += 0 if count_include_pad else 1
+                elif best is None or v > best:
+                    best = v
+                    if storage_order == 0:
+                        flat = int(np.ravel_multi_index(pos, ins))
+                    else:
+                        flat = sum(pos[i] * col_strides[i] for i in range(nd))
+                    best_i = (nn * c + cc) * plane + flat
+            if kind == "avg":
+                y[(nn, cc) + o] = total / count
+            else:
+                y[(nn, cc) + o] = best
+                ind[(nn, cc) + o] = best_i
+    return y, ind
+
+
+# ---- ONNX writing -----------------------------------------------------------------
+
+def rand(shape, dtype):
+    if dtype in (np.int8, np.uint8):
+        info = np.iinfo(dtype)
+        return RNG.integers(info.min, info.max + 1, size=shape).astype(dtype)
+    v = RNG.standard_normal(shape)
+    if dtype == BF16:
+        return to_bf16(v)
+    return v.astype(dtype)
+
+
+def to_bf16(v):
+    """float32 values rounded to the nearest bfloat16 (ties to even)."""
+    bits = np.asarray(v, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
+    return bits.astype(np.uint32).view(np.float32)
+
+
+def to_tensor(name, arr, dtype):
+    if dtype == BF16:
+        t = TensorProto()
+        t.name = name
+        t.data_type = TensorProto.BFLOAT16
+        t.dims.extend(arr.shape)
+        t.raw_data = (np.asarray(arr, np.float32).view(np.uint32) >> 16).astype(np.uint16).tobytes()
+        return t
+    return numpy_helper.from_array(np.asarray(arr, dtype=dtype), name)
+
+
+def elem_type(dtype):
+    if dtype == BF16:
+        return TensorProto.BFLOAT16
+    return helper.np_dtype_to_tensor_dtype(np.dtype(dtype)) if hasattr(helper, "np_dtype_to_tensor_dtype") \
+        else onnx.mapping.NP_TYPE_TO_TENSOR_TYPE[np.dtype(dtype)]
+
+
+def save_case(root, name, node, inputs, outputs, opset):
+    """inputs/outputs: lists of (name, array, dtype)."""
+    graph = helper.make_graph(
+        [node], name,
+        [helper.make_tensor_value_info(n, elem_type(dt), a.shape) for n, a, dt in inputs],
+        [helper.make_tensor_value_info(n, elem_type(dt), a.shape) for n, a, dt in outputs])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], producer_name="harness-tests")
+    model.ir_version = 8
+    d = os.path.join(root, name)
+    os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
+    with open(os.path.join(d, "model.onnx"), "wb") as f:
+        f.write(model.SerializeToString())
+    for kind, lst in (("input", inputs), ("output", outputs)):
+        for i, (n, a, dt) in enumerate(lst):
+            with open(os.path.join(d, "test_data_set_0", f"{kind}_{i}.pb"), "wb") as f:
+                f.write(to_tensor(n, a, dt).SerializeToString())
+
+
+def cast_out(y, dtype):
+    if dtype == BF16:
+        return to_bf16(y)
+    if np.issubdtype(np.dtype(dtype), np.integer):
+        return y.astype(dtype)
+    return y.astype(dtype)
+
+
+# ---- cases ------------------------------------------------------------------------------
+
+def conv_case(root, name, xs, ws, dtype=np.float32, bias=True, opset=17, strides=None, dil=None, pads=None,
+              auto_pad=None, group=1, kernel_attr=False):
+    nd = len(xs) - 2
+    x, w = rand(xs, dtype), rand(ws, dtype)
+    b = rand((ws[0],), dtype) if bias else None
+    s = strides or [1] * nd
+    d = dil or [1] * nd
+    attrs = {"group": group}
+    if strides:
+        attrs["strides"] = strides
+    if dil:
+        attrs["dilations"] = dil
+    if kernel_attr:
+        attrs["kernel_shape"] = list(ws[2:])
+    if auto_pad:
+        attrs["auto_pad"] = auto_pad
+        if auto_pad == "VALID":
+            pb = pe = [0] * nd
+        else:
+            pp = [same_pads(xs[2 + i], ws[2 + i], s[i], d[i], auto_pad == "SAME_UPPER") for i in range(nd)]
+            pb, pe = [p[0] for p in pp], [p[1] for p in pp]
+    else:
+        p = pads or [0] * (2 * nd)
+        if pads:
+            attrs["pads"] = pads
+        pb, pe = p[:nd], p[nd:]
+    y = conv_ref(x, w, b, s, d, pb, pe, group)
+    ins = [("X", x, dtype), ("W", w, dtype)] + ([("B", b, dtype)] if bias else [])
+    node = helper.make_node("Conv", [n for n, _, _ in ins], ["Y"], **attrs)
+    save_case(root, name, node, ins, [("Y", cast_out(y, dtype), dtype)], opset)
+
+
+def conv_transpose_case(root, name, xs, ws, dtype=np.float32, bias=True, opset=17, strides=None, dil=None,
+                        pads=None, output_padding=None, output_shape=None, auto_pad=None, group=1):
+    nd = len(xs) - 2
+    x, w = rand(xs, dtype), rand(ws, dtype)
+    m = ws[1] * group
+    b = rand((m,), dtype) if bias else None
+    s = strides or [1] * nd
+    d = dil or [1] * nd
+    op = output_padding or [0] * nd
+    attrs = {"group": group}
+    for key, v in (("strides", strides), ("dilations", dil), ("output_padding", output_padding),
+                   ("output_shape", output_shape), ("auto_pad", auto_pad), ("pads", pads)):
+        if v is not None:
+            attrs[key] = v
+    full = [s[i] * (xs[2 + i] - 1) + op[i] + (ws[2 + i] - 1) * d[i] + 1 for i in range(nd)]
+    if output_shape is not None or auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+        out = output_shape if output_shape is not None else [xs[2 + i] * s[i] for i in range(nd)]
+        # Extra output beyond the full result goes at the end (ONNX Runtime).
+        total = [max(0, full[i] - out[i]) for i in range(nd)]
+        pb = [t // 2 if auto_pad == "SAME_UPPER" else t - t // 2 for t in total]
+    else:
+        p = pads or [0] * (2 * nd)
+        pb = p[:nd]
+        out = [full[i] - p[i] - p[nd + i] for i in range(nd)]
+    y = conv_transpose_ref(x, w, b, s, d, pb, out, group)
+    ins = [("X", x, dtype), ("W", w, dtype)] + ([("B", b, dtype)] if bias else [])
+    node = helper.make_node("ConvTranspose", [n for n, _, _ in ins], ["Y"], **attrs)
+    save_case(root, name, node, ins, [("Y", cast_out(y, dtype), dtype)], opset)
+
+
+def pool_case(root, name, op, xs, ks, dtype=np.float32, opset=17, strides=None, dil=None, pads=None, auto_pad=None,
+              ceil_mode=None, count_include_pad=None, storage_order=None, indices=False):
+    nd = len(xs) - 2
+    x = rand(xs, dtype)
+    s = strides or [1] * nd
+    d = dil or [1] * nd
+    attrs = {"kernel_shape": ks}
+    for key, v in (("strides", strides), ("dilations", dil), ("pads", pads), ("auto_pad", auto_pad),
+                   ("ceil_mode", ceil_mode), ("count_include_pad", count_include_pad),
+                   ("storage_order", storage_order)):
+        if v is not None:
+            attrs[key] = v
+    if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+        pp = [same_pads(xs[2 + i], ks[i], s[i], d[i], auto_pad == "SAME_UPPER") for i in range(nd)]
+        pb, pe = [p[0] for p in pp], [p[1] for p in pp]
+    else:
+        p = pads if pads and auto_pad != "VALID" else [0] * (2 * nd)
+        pb, pe = p[:nd], p[nd:]
+    kind = "max" if op == "MaxPool" else "avg"
+    y, ind = pool_ref(x, kind, ks, s, d, pb, pe, bool(ceil_mode), bool(count_include_pad), storage_order or 0)
+    outs = [("Y", cast_out(y, dtype), dtype)]
+    if indices:
+        outs.append(("I", ind, np.int64))
+    node = helper.make_node(op, ["X"], [n for n, _, _ in outs], **attrs)
+    save_case(root, name, node, [("X", x, dtype)], outs, opset)
+
+
+def gap_case(root, name, xs, dtype=np.float32, opset=17):
+    x = rand(xs, dtype)
+    y = x.astype(np.float64).mean(axis=tuple(range(2, len(xs))), keepdims=True)
+    node = helper.make_node("GlobalAveragePool", ["X"], ["Y"])
+    save_case(root, name, node, [("X", x, dtype)], [("Y", cast_out(y, dtype), dtype)], opset)
+
+
+def graph_case(root, name, nodes, inputs, outputs, inits, opset=17):
+    """A multi-node model: inputs/outputs are (name, array, dtype); inits
+    are (name, array) float32 initializers."""
+    graph = helper.make_graph(
+        nodes, name,
+        [helper.make_tensor_value_info(n, elem_type(dt), a.shape) for n, a, dt in inputs],
+        [helper.make_tensor_value_info(n, elem_type(dt), a.shape) for n, a, dt in outputs],
+        [numpy_helper.from_array(a, n) for n, a in inits])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], producer_name="harness-tests")
+    model.ir_version = 8
+    d = os.path.join(root, name)
+    os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
+    with open(os.path.join(d, "model.onnx"), "wb") as f:
+        f.write(model.SerializeToString())
+    for kind, lst in (("input", inputs), ("output", outputs)):
+        for i, (n, a, dt) in enumerate(lst):
+            with open(os.path.join(d, "test_data_set_0", f"{kind}_{i}.pb"), "wb") as f:
+                f.write(to_tensor(n, a, dt).SerializeToString())
+
+
+def folding_cases(root):
+    """Constant subgraphs (evaluated by the compiler's JIT, workspace included)
+    and Conv + BatchNormalization folding."""
+    f32 = np.float32
+    xc = rand((1, 3, 9, 8), f32)
+    w = rand((8, 3, 3, 3), f32)
+    b = rand((8,), f32)
+    z = rand((1, 8, 5, 4), f32)
+    y = conv_ref(xc, w, b, [2, 2], [1, 1], [1, 1], [1, 1], 1) + z
+    graph_case(root, "fold_conv_constant_input", [
+        helper.make_node("Conv", ["Xc", "W", "B"], ["C"], pads=[1, 1, 1, 1], strides=[2, 2]),
+        helper.make_node("Add", ["C", "Z"], ["Y"])],
+        [("Z", z, f32)], [("Y", y.astype(f32), f32)], [("Xc", xc), ("W", w), ("B", b)])
+
+    xt = rand((1, 2, 4, 3), f32)
+    wt = rand((2, 3, 3, 3), f32)
+    zt = rand((1, 3, 9, 7), f32)
+    yt = conv_transpose_ref(xt, wt, None, [2, 2], [1, 1], [1, 1], [9, 7], 1) + zt
+    graph_case(root, "fold_convtranspose_constant_input", [
+        helper.make_node("ConvTranspose", ["Xc", "W"], ["C"], pads=[1, 1, 0, 0], strides=[2, 2],
+                         output_padding=[1, 1]),
+        helper.make_node("Add", ["C", "Z"], ["Y"])],
+        [("Z", zt, f32)], [("Y", yt.astype(f32), f32)], [("Xc", xt), ("W", wt)])
+
+    x = rand((2, 3, 10, 9), f32)
+    w = rand((6, 3, 3, 3), f32)
+    scale, shift, mean = rand((6,), f32), rand((6,), f32), rand((6,), f32)
+    var = (np.abs(rand((6,), f32)) + 0.5).astype(f32)
+    c = conv_ref(x, w, None, [1, 1], [1, 1], [1, 1], [0, 2], 1)
+    k = (scale / np.sqrt(var.astype(np.float64) + 1e-5)).reshape(1, 6, 1, 1)
+    bn = (c - mean.reshape(1, 6, 1, 1)) * k + shift.reshape(1, 6, 1, 1)
+    pooled, _ = pool_ref(np.maximum(bn, 0), "max", [3, 3], [2, 2], [1, 1], [1, 1], [1, 1])
+    graph_case(root, "conv_bn_relu_maxpool", [
+        helper.make_node("Conv", ["X", "W"], ["C"], pads=[1, 1, 0, 2]),
+        helper.make_node("BatchNormalization", ["C", "S", "Sh", "Mu", "Var"], ["N"]),
+        helper.make_node("Relu", ["N"], ["R"]),
+        helper.make_node("MaxPool", ["R"], ["Y"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])],
+        [("X", x, f32)], [("Y", pooled.astype(f32), f32)],
+        [("W", w), ("S", scale), ("Sh", shift), ("Mu", mean), ("Var", var)])
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    root = sys.argv[1]
+    f16, f64 = np.float16, np.float64
+
+    # Conv
+    conv_case(root, "conv_group_dil_stride_asym", (2, 6, 11, 13), (6, 2, 3, 2), group=3, strides=[2, 3],
+              dil=[2, 1], pads=[1, 0, 2, 3])
+    conv_case(root, "conv_3d_stride_pad_dil", (1, 3, 7, 8, 9), (4, 3, 3, 2, 3), strides=[1, 2, 2], dil=[1, 2, 1],
+              pads=[1, 0, 2, 1, 1, 0])
+    conv_case(root, "conv_1x1_gemm_wide", (2, 12, 40, 41), (8, 12, 1, 1))
+    conv_case(root, "conv_1x1_strided", (1, 5, 9, 10), (7, 5, 1, 1), strides=[2, 2], bias=False)
+    conv_case(root, "conv_depthwise_same_upper_s2", (1, 8, 15, 16), (8, 1, 3, 3), group=8, strides=[2, 2],
+              auto_pad="SAME_UPPER")
+    conv_case(root, "conv_depthwise_mult_same_lower", (1, 4, 10, 9), (8, 1, 4, 4), group=4, strides=[2, 1],
+              auto_pad="SAME_LOWER", dil=[1, 2])
+    conv_case(root, "conv_valid_kernel_attr", (1, 3, 8, 8), (5, 3, 3, 2), auto_pad="VALID", kernel_attr=True)
+    conv_case(root, "conv_1d_wide_blocks", (1, 3, 1500), (4, 3, 5), pads=[2, 3], dil=[3])
+    conv_case(root, "conv_1d_long_kernel", (2, 2, 60), (3, 2, 13), pads=[6, 4], strides=[2])
+    conv_case(root, "conv_kx1_merged", (1, 4, 12, 9), (6, 4, 7, 1), pads=[3, 0, 3, 0])
+    conv_case(root, "conv_3d_trailing_1x1", (1, 2, 5, 6, 7), (3, 2, 3, 1, 1), pads=[1, 0, 0, 1, 0, 0], dil=[2, 1, 1])
+    conv_case(root, "conv_kernel_bigger_than_input", (1, 2, 3, 4), (3, 2, 5, 5), pads=[2, 2, 2, 2])
+    conv_case(root, "conv_opset1", (1, 2, 6, 6), (4, 2, 3, 3), opset=1, pads=[1, 1, 1, 1])
+    conv_case(root, "conv_float16", (1, 6, 12, 14), (8, 3, 3, 3), dtype=f16, group=2, pads=[1, 1, 0, 2],
+              strides=[1, 2])
+    conv_case(root, "conv_float64", (2, 3, 9, 7), (4, 3, 2, 3), dtype=f64, dil=[2, 2], pads=[0, 1, 1, 0])
+    conv_case(root, "conv_bfloat16", (1, 4, 8, 9), (4, 4, 3, 3), dtype=BF16, pads=[1, 1, 1, 1], opset=22)
+    conv_case(root, "conv_batch_odd_channels", (3, 5, 6, 7), (7, 5, 3, 3), pads=[1, 1, 1, 1])
+
+    # ConvTranspose
+    conv_transpose_case(root, "convt_group_dil_stride_opad", (2, 4, 5, 4), (4, 3, 3, 2), group=2, strides=[2, 3],
+                        dil=[2, 1], output_padding=[1, 0], pads=[1, 0, 2, 1])
+    conv_transpose_case(root, "convt_1d_stride1_gather", (1, 6, 20), (6, 2, 4), group=3, dil=[2], pads=[3, 1])
+    conv_transpose_case(root, "convt_3d_strides", (1, 2, 3, 4, 3), (2, 3, 2, 3, 2), strides=[2, 1, 3],
+                        pads=[0, 1, 1, 1, 0, 0])
+    conv_transpose_case(root, "convt_output_shape_odd", (1, 2, 4, 5), (2, 2, 3, 3), strides=[2, 2],
+                        output_shape=[9, 12])
+    conv_transpose_case(root, "convt_output_shape_same_upper", (1, 2, 4, 5), (2, 2, 3, 3), strides=[2, 2],
+                        output_shape=[8, 10], auto_pad="SAME_UPPER")
+    conv_transpose_case(root, "convt_output_shape_larger", (1, 2, 3, 3), (2, 2, 3, 3), strides=[2, 2],
+                        output_shape=[9, 8])
+    conv_transpose_case(root, "convt_same_lower", (1, 2, 4, 5), (2, 1, 4, 3), strides=[2, 3], auto_pad="SAME_LOWER")
+    conv_transpose_case(root, "convt_same_upper_k_lt_s", (1, 1, 4, 3), (1, 2, 2, 2), strides=[3, 3],
+                        auto_pad="SAME_UPPER")
+    conv_transpose_case(root, "convt_1d_wide_scatter", (1, 2, 400), (2, 2, 3), strides=[2], pads=[1, 0])
+    conv_transpose_case(root, "convt_1d_wide_gather", (1, 2, 700), (2, 3, 5), pads=[2, 2], dil=[2])
+    conv_transpose_case(root, "convt_1x1_merged", (1, 3, 6, 7), (3, 4, 1, 1), bias=False)
+    conv_transpose_case(root, "convt_float16", (1, 4, 5, 6), (4, 2, 3, 3), dtype=f16, strides=[2, 2],
+                        output_padding=[1, 1], pads=[1, 1, 0, 0])
+    conv_transpose_case(root, "convt_float64_opset1", (2, 2, 4, 4), (2, 2, 2, 3), dtype=f64, opset=1,
+                        strides=[1, 2])
+
+    # MaxPool
+    pool_case(root, "maxpool_int8", "MaxPool", (2, 3, 9, 10), [3, 3], dtype=np.int8, strides=[2, 2],
+              pads=[1, 1, 1, 0], opset=12)
+    pool_case(root, "maxpool_uint8_3d", "MaxPool", (1, 2, 5, 6, 7), [2, 3, 2], dtype=np.uint8, strides=[1, 2, 2],
+              pads=[0, 1, 1, 1, 1, 0], opset=12)
+    pool_case(root, "maxpool_dil_ceil_idx", "MaxPool", (1, 2, 11, 12), [3, 2], strides=[2, 3], dil=[2, 2],
+              pads=[1, 0, 1, 1], ceil_mode=1, indices=True)
+    pool_case(root, "maxpool_idx_colmajor", "MaxPool", (2, 3, 7, 8), [3, 3], strides=[2, 2], pads=[1, 1, 1, 1],
+              storage_order=1, indices=True)
+    pool_case(root, "maxpool_idx_3d_colmajor", "MaxPool", (1, 2, 5, 6, 4), [2, 2, 3], strides=[2, 1, 1],
+              pads=[0, 1, 1, 1, 0, 1], storage_order=1, indices=True)
+    pool_case(root, "maxpool_ceil_drop_last", "MaxPool", (1, 1, 5, 5), [2, 2], strides=[3, 3], pads=[1, 1, 1, 1],
+              ceil_mode=1, indices=True)
+    pool_case(root, "maxpool_float16", "MaxPool", (1, 3, 9, 8), [3, 3], dtype=f16, strides=[2, 2],
+              auto_pad="SAME_UPPER")
+    pool_case(root, "maxpool_1d_wide", "MaxPool", (1, 2, 3000), [4], strides=[1], pads=[1, 2], indices=True)
+    pool_case(root, "maxpool_long_kernel", "MaxPool", (1, 2, 6, 40), [2, 11], strides=[1, 3], pads=[0, 5, 1, 5])
+    pool_case(root, "maxpool_opset8_same_lower", "MaxPool", (1, 2, 7, 6), [2, 3], strides=[2, 2],
+              auto_pad="SAME_LOWER", opset=8)
+    pool_case(root, "maxpool_float64_valid_ceil", "MaxPool", (1, 2, 8, 9), [3, 2], dtype=f64, strides=[2, 2],
+              auto_pad="VALID")
+
+    # AveragePool
+    pool_case(root, "avgpool_dilations", "AveragePool", (1, 2, 10, 11), [3, 2], strides=[2, 1], dil=[2, 3],
+              pads=[1, 1, 2, 0], opset=19)
+    pool_case(root, "avgpool_ceil_include_pad", "AveragePool", (1, 2, 7, 8), [3, 3], strides=[2, 2],
+              pads=[1, 1, 1, 0], ceil_mode=1, count_include_pad=1)
+    pool_case(root, "avgpool_ceil_exclude_pad", "AveragePool", (1, 2, 7, 8), [3, 3], strides=[2, 2],
+              pads=[1, 1, 1, 0], ceil_mode=1)
+    pool_case(root, "avgpool_3d_asym", "AveragePool", (2, 2, 5, 6, 7), [2, 3, 2], strides=[1, 2, 2],
+              pads=[1, 0, 1, 0, 1, 1])
+    pool_case(root, "avgpool_3d_include_pad", "AveragePool", (1, 2, 4, 5, 6), [3, 2, 3], strides=[2, 2, 1],
+              pads=[1, 1, 1, 1, 0, 2], count_include_pad=1)
+    pool_case(root, "avgpool_float16_same_lower", "AveragePool", (1, 3, 9, 10), [3, 2], dtype=f16, strides=[2, 2],
+              auto_pad="SAME_LOWER")
+    pool_case(root, "avgpool_float64_dil_include", "AveragePool", (1, 2, 9, 9), [2, 3], dtype=f64, strides=[1, 2],
+              dil=[3, 2], pads=[2, 1, 1, 2], count_include_pad=1, opset=19)
+    pool_case(root, "avgpool_1d_wide", "AveragePool", (2, 1, 2100), [5], strides=[1], pads=[2, 2])
+    pool_case(root, "avgpool_bfloat16", "AveragePool", (1, 2, 6, 6), [2, 2], dtype=BF16, strides=[2, 2], opset=22)
+
+    # GlobalAveragePool
+    gap_case(root, "gap_float16_3d", (2, 3, 4, 5, 6), dtype=f16)
+    gap_case(root, "gap_large_plane", (1, 3, 130, 131))
+    gap_case(root, "gap_many_small_planes", (2, 300, 7, 7))
+    gap_case(root, "gap_float64_1d", (2, 4, 33), dtype=f64)
+
+    folding_cases(root)
+
+
+if __name__ == "__main__":
+    main()
