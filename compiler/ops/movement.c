@@ -181,7 +181,9 @@ LLVMValueRef hc_mv_storage_bits(hc_kb* kb, hx_dtype_t dt, LLVMValueRef v) {
   LLVMTypeRef it = hc_mv_elem_type(kb, hx_dtype_size(dt));
   switch (dt) {
     case HX_DTYPE_FLOAT16: return LLVMBuildBitCast(kb->b, LLVMBuildFPTrunc(kb->b, v, kb->t_f16, ""), it, "");
-    case HX_DTYPE_BFLOAT16: return LLVMBuildBitCast(kb->b, LLVMBuildFPTrunc(kb->b, v, kb->t_bf16, ""), it, "");
+    /* Integer rounding: an fptrunc to bfloat needs __truncsfbf2 on targets
+     * without AVX512-BF16 (see hc_kb_f32_to_bf16). */
+    case HX_DTYPE_BFLOAT16: return hc_kb_f32_to_bf16(kb, v);
     case HX_DTYPE_FLOAT32:
     case HX_DTYPE_FLOAT64: return LLVMBuildBitCast(kb->b, v, it, "");
     case HX_DTYPE_BOOL: return LLVMBuildZExt(kb->b, v, it, "");

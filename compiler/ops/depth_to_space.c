@@ -1,0 +1,103 @@
+/* DepthToSpace and SpaceToDepth: moving blocks of b x b pixels between the
+ * channel axis and the spatial axes of an NCHW tensor.
+ *
+ * Both are a reshape, a 6-D transpose and a reshape, so each is one strided
+ * copy (movement.c) described by the 6-D view of the output and the source
+ * strides of the matching input elements:
+ *  - DepthToSpace DCR (the only mode before opset 11, the default after):
+ *      out[n, c, h*b + i, w*b + j] = in[n, (i*b + j)*C' + c, h, w];
+ *  - DepthToSpace CRD: out[n, c, h*b + i, w*b + j] = in[n, c*b*b + i*b + j, h, w];
+ *  - SpaceToDepth: out[n, (i*b + j)*C + c, h, w] = in[n, c, h*b + i, w*b + j].
+ * The copy is tiled, since the innermost output axis reads with a stride. */
+#include <string.h>
+
+#include "compiler/ops/movement.h"
+
+static const char* const k_d2s_attrs[] = {"blocksize", "mode", NULL};
+static const char* const k_s2d_attrs[] = {"blocksize", NULL};
+
+/* Reads blocksize (required, positive) and, for DepthToSpace, mode. */
+static hx_status_t read_block(const hc_node* n, int64_t* b, bool* crd) {
+  const hc_attr* a = hc_node_attr(n, "blocksize");
+  if (!a || a->type != HC_ATTR_INT)
+    return hc_node_error(n, HX_STATUS_INVALID_ARGUMENT, "the integer attribute 'blocksize' is required");
+  *b = a->i;
+  if (*b < 1)
+    return hc_node_error(n, HX_STATUS_INVALID_ARGUMENT, "blocksize must be positive, got %lld", (long long)*b);
+  *crd = false;
+  if (!strcmp(n->op_type, "DepthToSpace")) {
+    const char* mode = hc_attr_string(n, "mode", "DCR");
+    if (n->opset < 11 && hc_node_attr(n, "mode"))
+      return hc_node_error(n, HX_STATUS_INVALID_ARGUMENT, "attribute 'mode' exists from opset 11 on");
+    if (!strcmp(mode, "CRD")) *crd = true;
+    else if (strcmp(mode, "DCR"))
+      return hc_node_error(n, HX_STATUS_INVALID_ARGUMENT, "mode '%s' is not one of DCR, CRD", mode);
+  }
+  return HX_OK;
+}
+
+/* Checks the 4-D input and the block divisibility; sets the output. */
+static hx_status_t infer_block_op(hc_graph* g, hc_node* n) {
+  HX_RETURN_IF_ERROR(hc_check_arity(n, 1, 1, 1, 1));
+  HX_RETURN_IF_ERROR(hc_check_dtype(n, 0, HC_DT_ALL));
+  const hc_value* x = n->inputs[0];
+  int64_t b;
+  bool crd;
+  HX_RETURN_IF_ERROR(read_block(n, &b, &crd));
+  if (x->rank != 4)
+    return hc_node_error(n, HX_STATUS_INVALID_ARGUMENT, "input must be 4-D [N, C, H, W], got rank %d", x->rank);
+  int64_t dims[4] = {x->dims[0], x->dims[1], x->dims[2], x->dims[3]};
+  if (!strcmp(n->op_type, "DepthToSpace")) {
+    if (x->dims[1] % (b * b))
+      return hc_node_error(n, HX_STATUS_INVALID_ARGUMENT, "channels (%lld) must be a multiple of blocksize^2 = %lld",
+                           (long long)x->dims[1], (long long)(b * b));
+    dims[1] /= b * b;
+    dims[2] *= b;
+    dims[3] *= b;
+  } else {
+    if (x->dims[2] % b || x->dims[3] % b)
+      return hc_node_error(n, HX_STATUS_INVALID_ARGUMENT,
+                           "height and width (%lld, %lld) must be multiples of blocksize %lld", (long long)x->dims[2],
+                           (long long)x->dims[3], (long long)b);
+    dims[1] *= b * b;
+    dims[2] /= b;
+    dims[3] /= b;
+  }
+  hc_set_output(n, 0, x->dtype, 4, dims);
+  return HX_OK;
+}
+
+/* The 6-D strided copy of the file comment. */
+static hx_status_t lower_block_op(hc_lower_ctx* lc, hc_node* n) {
+  const hc_value* x = n->inputs[0];
+  const hc_value* y = n->outputs[0];
+  int64_t b;
+  bool crd;
+  HX_RETURN_IF_ERROR(read_block(n, &b, &crd));
+  int64_t N = x->dims[0], dims[6], ds[6], ss[6];
+  if (!strcmp(n->op_type, "DepthToSpace")) {
+    int64_t C = y->dims[1], H = x->dims[2], W = x->dims[3];
+    /* Output view [n, c, h, i, w, j], row-major. */
+    int64_t v[6] = {N, C, H, b, W, b};
+    memcpy(dims, v, sizeof v);
+    hc_strides(6, dims, ds);
+    int64_t HW = H * W, cs = crd ? b * b * HW : HW, is = crd ? b * HW : b * C * HW, js = crd ? HW : C * HW;
+    int64_t s[6] = {C * b * b * HW, cs, W, is, 1, js};
+    memcpy(ss, s, sizeof s);
+  } else {
+    int64_t C = x->dims[1], H = y->dims[2], W = y->dims[3];
+    /* Output view [n, i, j, c, h, w], row-major. */
+    int64_t v[6] = {N, b, b, C, H, W};
+    memcpy(dims, v, sizeof v);
+    hc_strides(6, dims, ds);
+    int64_t IW = W * b, IH = H * b;
+    int64_t s[6] = {C * IH * IW, IW, 1, IH * IW, b * IW, b};
+    memcpy(ss, s, sizeof s);
+  }
+  return hc_mv_strided_copy(lc, n, NULL, x, 0, ss, y, 0, ds, 6, dims, true);
+}
+
+const hc_op_desc hc_op_depth_to_space = {"DepthToSpace", "",  1, 22, k_d2s_attrs, 0, infer_block_op,
+                                         lower_block_op, NULL};
+const hc_op_desc hc_op_space_to_depth = {"SpaceToDepth", "",  1, 22, k_s2d_attrs, 0, infer_block_op,
+                                         lower_block_op, NULL};
