@@ -704,9 +704,14 @@ static hx_status_t lower_resize(hc_lower_ctx* lc, hc_node* n) {
     blend_taps(&e, 0, base, NULL, j);
     out_v = LLVMBuildLoad2(kb.b, ct, e.acc, "");
     if (any_oob) out_v = LLVMBuildSelect(kb.b, out_side, extrap, out_v, "");
-    if (dt == HX_DTYPE_FLOAT16 || dt == HX_DTYPE_BFLOAT16)
-      out_v = LLVMBuildFPTrunc(kb.b, out_v, hc_kb_storage_type(&kb, dt), "");
-    hc_mv_store_out(&kb, hc_kb_storage_type(&kb, dt), dst, doff, out_v);
+    /* bfloat16 narrows with integer rounding (see hc_kb_f32_to_bf16). */
+    LLVMTypeRef st = hc_kb_storage_type(&kb, dt);
+    if (dt == HX_DTYPE_FLOAT16) out_v = LLVMBuildFPTrunc(kb.b, out_v, st, "");
+    if (dt == HX_DTYPE_BFLOAT16) {
+      out_v = hc_kb_f32_to_bf16(&kb, out_v);
+      st = kb.t_i16;
+    }
+    hc_mv_store_out(&kb, st, dst, doff, out_v);
   }
   hc_loop_end(&kb, &jl);
   hc_loop_end(&kb, &ul);
