@@ -506,8 +506,10 @@ typedef struct resize_emit {
 /* Input element `index` in the compute type (a float type here). */
 static LLVMValueRef load_x(resize_emit* e, LLVMValueRef index) {
   hc_kb* kb = e->kb;
+  if (e->dt == HX_DTYPE_BFLOAT16) /* widened with integer ops, see hc_kb_bf16_to_f32 */
+    return hc_kb_bf16_to_f32(kb, hc_mv_load_in(kb, kb->t_i16, e->src, index));
   LLVMValueRef v = hc_mv_load_in(kb, hc_kb_storage_type(kb, e->dt), e->src, index);
-  return e->dt == HX_DTYPE_FLOAT16 || e->dt == HX_DTYPE_BFLOAT16 ? LLVMBuildFPExt(kb->b, v, e->ct, "") : v;
+  return e->dt == HX_DTYPE_FLOAT16 ? LLVMBuildFPExt(kb->b, v, e->ct, "") : v;
 }
 
 /* Value of the last axis at output column j, from source offset base:
