@@ -1,0 +1,1099 @@
+/* Integer matrix products and convolutions: MatMulInteger, QLinearMatMul,
+ * ConvInteger and QLinearConv (opsets 10-22), int8/uint8 operands in any
+ * mix, zero points per tensor, per row/column (matrix products) or per
+ * output channel (convolution weights).
+ *
+ * All four become one integer product Y[o][m][p] = sum_k W[o][m][k] *
+ * X[o][p][k] over "outer" problems o (output batch entries of a matrix
+ * product; (image, group) pairs of a convolution):
+ *
+ *  - packing kernels write both operands to the workspace as int16 rows of
+ *    Kp elements with the zero point already subtracted (exact: a difference
+ *    of two 8-bit values fits 16 bits) and zeros in the padding up to Kp, a
+ *    multiple of the vector width: A's rows and B's columns for a matrix
+ *    product; W's rows and the im2col rows of x (one per output position,
+ *    taps in W's order, padding positions 0 = the zero point subtracted) for
+ *    a convolution;
+ *  - the product kernel computes IG_MR x IG_NR dot products at a time with
+ *    explicit int16 vectors: each step multiplies sign-extended lanes and
+ *    adds adjacent pairs into int32 lanes (x86 pmaddwd, or vpdpwssd on
+ *    VNNI targets, which also adds the accumulator), so accumulation is
+ *    exact int32 arithmetic (wrapping on overflow, as ONNX allows);
+ *  - the epilogue stores the int32 sum (MatMulInteger, ConvInteger), or
+ *    (QLinear*) the task's block of sums goes to a stack tile that a
+ *    vectorisable loop requantises: (sum + bias) times the multiplier
+ *    scale_a * scale_b / scale_y (computed in the scales' type, as the
+ *    reference does), the product taken in float64, rounded half to even,
+ *    plus the output zero point, saturated in integers.
+ *
+ * A product task is one block of up to IG_MB rows x IG_PB columns of one
+ * outer problem. Matrix products with at most MMI_AXPY_M rows skip the
+ * packing, which would cost as much as the product (see mmi_emit_axpy).
+ * Scales, zero points and bias are read at run time.
+ */
+#include <string.h>
+
+#include "compiler/backend/target.h"
+#include "compiler/ops/sliding_window.h"
+#include "harness/artifact_abi.h"
+
+
+#define IG_MAX_SP (HC_MAX_RANK - 2)
+/* int16 lanes of the widest vector (512 bits); the workspace is sized for
+ * K padded to a multiple of it. */
+#define IG_MAX_LANES 32
+/* Register block of the product kernel: rows x columns of dot products. */
+#define IG_MR 4
+#define IG_NR 2
+/* Product task: rows x columns (multiples of IG_MR and IG_NR). */
+#define IG_MB 16
+#define IG_PB 64
+/* Packing tasks: about this many int16 elements each. */
+#define IG_PACK_ELEMS 8192
+/* Matrix products with at most this many rows take the unpacked path
+ * (mmi_emit_axpy), tasks of up to MMI_AXPY_NB columns. */
+#define MMI_AXPY_M 4
+#define MMI_AXPY_NB 256
+
+static int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
+
+/* Row-major strides of dims with 0 where a dim is 1 (broadcast). */
+static void bcast_strides(int rank, const int64_t* dims, int64_t unit, int64_t* out) {
+  int64_t s = unit;
+  for (int i = rank - 1; i >= 0; --i) {
+    out[i] = dims[i] == 1 ? 0 : s;
+    s *= dims[i];
+  }
+}
+
+/* Offset sum(coord_i * strides[i]) of flat index idx over row-major dims. */
+static LLVMValueRef coord_offset(hc_kb* kb, LLVMValueRef idx, int rank, const int64_t* dims, const int64_t* strides) {
+  LLVMValueRef off = hc_kb_i64(kb, 0);
+  int first = -1;
+  for (int i = 0; i < rank && first < 0; ++i)
+    if (strides[i]) first = i;
+  for (int i = rank - 1; i >= first && first >= 0; --i) {
+    if (strides[i]) {
+      LLVMValueRef c = i == 0 ? idx : LLVMBuildURem(kb->b, idx, hc_kb_i64(kb, dims[i]), "");
+      off = hc_kb_iadd(kb, off, hc_kb_imul(kb, c, hc_kb_i64(kb, strides[i])));
+    }
+    if (i > first) idx = LLVMBuildUDiv(kb->b, idx, hc_kb_i64(kb, dims[i]), "");
+  }
+  return off;
+}
+
+/* Range of an 8-bit quantized type. */
+static void q8_range(hx_dtype_t t, int64_t* lo, int64_t* hi) {
+  *lo = t == HX_DTYPE_INT8 ? -128 : 0;
+  *hi = t == HX_DTYPE_INT8 ? 127 : 255;
+}
+
+/* True for a per-tensor parameter: one value, scalar or 1-D. */
+static bool is_single(const hc_value* v) { return v->rank <= 1 && hc_value_numel(v) == 1; }
+
+/* ---- the integer product --------------------------------------------------- */
+
+/* One requantised or plain integer product over outer problems (see the
+ * file comment). Offsets per outer problem are sums of its coordinates over
+ * outer_dims times the *_os strides; inside a problem, row m and column p. */
+typedef struct ig_prod {
+  int64_t Mt, Pt, Kp;
+  unsigned L; /* int16 lanes per vector */
+  int outer_rank;
+  int64_t outer_dims[HC_MAX_RANK];
+  int64_t w_os[HC_MAX_RANK], x_os[HC_MAX_RANK]; /* packed rows (int16 elements) */
+  uint64_t x_ws_offset;                         /* bytes from the workspace to packed X */
+  hx_dtype_t yt;                                /* INT32, or the requantised 8-bit type */
+  /* requantisation: scale_m per row, scale_p per column, y scale/zero point,
+   * optional int32 bias per row */
+  const hc_value *sm, *sp, *sy, *zy, *bias;
+  int64_t sm_os[HC_MAX_RANK], sp_os[HC_MAX_RANK], bias_os[HC_MAX_RANK];
+  int64_t sm_step, sp_step, bias_step;
+} ig_prod;
+
+/* Per-kernel state of the product emitter. */
+typedef struct ig_emit {
+  hc_kb* kb;
+  const ig_prod* d;
+  LLVMTypeRef v16, v32, vacc; /* <L x i16>, <L x i32>, <L/2 x i32> */
+  LLVMValueRef even, odd;     /* shuffle masks selecting lanes 0,2,.. and 1,3,.. */
+  LLVMValueRef wp, xp, yp;
+  LLVMValueRef w_off, x_off, y_off, sm_off, sp_off, b_off;
+  LLVMValueRef psm, psp, pb, ys, yz;
+  LLVMValueRef tile, m0, p0; /* requantisation: int32 sums of the task's block */
+  int64_t tile_ld;           /* tile row stride */
+  LLVMValueRef acc[IG_MR * IG_NR];
+} ig_emit;
+
+/* Calls a non-overloaded intrinsic, bitcasting each argument to the
+ * declared parameter type (LLVM versions differ in whether VNNI operands
+ * are i16 or i32 vectors); NULL if LLVM does not know it. */
+static LLVMValueRef call_fixed_intrinsic(hc_kb* kb, const char* name, LLVMValueRef* args, unsigned nargs) {
+  unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+  if (!id) return NULL;
+  LLVMValueRef decl = LLVMGetIntrinsicDeclaration(kb->lc->mod, id, NULL, 0);
+  LLVMTypeRef fty = LLVMIntrinsicGetType(kb->lc->llctx, id, NULL, 0);
+  LLVMTypeRef params[4];
+  if (LLVMCountParamTypes(fty) != nargs || nargs > 4) return NULL;
+  LLVMGetParamTypes(fty, params);
+  LLVMValueRef cast[4];
+  for (unsigned i = 0; i < nargs; ++i)
+    cast[i] = LLVMTypeOf(args[i]) == params[i] ? args[i] : LLVMBuildBitCast(kb->b, args[i], params[i], "");
+  return LLVMBuildCall2(kb->b, fty, decl, cast, nargs, "");
+}
+
+/* acc + (lane pairs of a*b summed into int32 lanes). On x86 this is
+ * vpdpwssd where the target has VNNI, else pmaddwd + add, called as
+ * intrinsics because the optimiser reassociates the generic pattern
+ * (sign-extend, multiply, add even and odd lanes) beyond what instruction
+ * selection recognises; the generic form remains as a fallback. */
+static LLVMValueRef dot_step(ig_emit* e, LLVMValueRef acc, LLVMValueRef a, LLVMValueRef b) {
+  hc_kb* kb = e->kb;
+  LLVMBuilderRef bd = kb->b;
+  unsigned L = e->d->L;
+  uint64_t f = kb->lc->target ? kb->lc->target->required_features : 0;
+  bool vnni = L == 32 ? (f & HX_CPU_AVX512VNNI) != 0
+                      : ((f & HX_CPU_AVXVNNI) || ((f & HX_CPU_AVX512VNNI) && (f & HX_CPU_AVX512VL)));
+  if (vnni) {
+    const char* name = L == 32 ? "llvm.x86.avx512.vpdpwssd.512"
+                       : L == 16 ? "llvm.x86.avx512.vpdpwssd.256"
+                                 : "llvm.x86.avx512.vpdpwssd.128";
+    LLVMValueRef r = call_fixed_intrinsic(kb, name, (LLVMValueRef[]){acc, a, b}, 3);
+    if (r) return r;
+  }
+  const char* name = L == 32   ? "llvm.x86.avx512.pmaddw.d.512"
+                     : L == 16 ? "llvm.x86.avx2.pmadd.wd"
+                               : "llvm.x86.sse2.pmadd.wd";
+  LLVMValueRef m = call_fixed_intrinsic(kb, name, (LLVMValueRef[]){a, b}, 2);
+  if (!m) {
+    LLVMValueRef p = LLVMBuildMul(bd, LLVMBuildSExt(bd, a, e->v32, ""), LLVMBuildSExt(bd, b, e->v32, ""), "");
+    LLVMValueRef lo = LLVMBuildShuffleVector(bd, p, LLVMGetPoison(e->v32), e->even, "");
+    LLVMValueRef hi = LLVMBuildShuffleVector(bd, p, LLVMGetPoison(e->v32), e->odd, "");
+    m = LLVMBuildAdd(bd, lo, hi, "");
+  }
+  return LLVMBuildAdd(bd, acc, m, "");
+}
+
+/* Rounds a float64 value half to even, adds the zero point (i32) and
+ * saturates to yt's 8-bit range; returns an i8. */
+static LLVMValueRef requant_round(hc_kb* kb, LLVMValueRef v, LLVMValueRef zp, hx_dtype_t yt) {
+  LLVMTypeRef ft = LLVMTypeOf(v);
+  LLVMValueRef r = hc_kb_intrinsic(kb, "llvm.roundeven", ft, &v, 1);
+  LLVMValueRef lim[2] = {r, LLVMConstReal(ft, -1073741824.0)};
+  r = hc_kb_intrinsic(kb, "llvm.maxnum", ft, lim, 2);
+  lim[0] = r, lim[1] = LLVMConstReal(ft, 1073741824.0);
+  r = hc_kb_intrinsic(kb, "llvm.minnum", ft, lim, 2);
+  LLVMValueRef i = LLVMBuildAdd(kb->b, LLVMBuildFPToSI(kb->b, r, kb->t_i32, ""), zp, "");
+  int64_t lo, hi;
+  q8_range(yt, &lo, &hi);
+  LLVMValueRef l = hc_kb_i32(kb, (int32_t)lo), h = hc_kb_i32(kb, (int32_t)hi);
+  i = LLVMBuildSelect(kb->b, LLVMBuildICmp(kb->b, LLVMIntSLT, i, l, ""), l, i, "");
+  i = LLVMBuildSelect(kb->b, LLVMBuildICmp(kb->b, LLVMIntSGT, i, h, ""), h, i, "");
+  return LLVMBuildTrunc(kb->b, i, kb->t_i8, "");
+}
+
+/* Stores output (m, p) of the current outer problem from its int32 sum:
+ * to Y for an int32 output, else to the task's tile for ig_requantize. */
+static void ig_epilogue(ig_emit* e, LLVMValueRef m, LLVMValueRef p, LLVMValueRef acc) {
+  hc_kb* kb = e->kb;
+  const ig_prod* d = e->d;
+  if (d->yt == HX_DTYPE_INT32) {
+    LLVMValueRef yi = hc_kb_iadd(kb, e->y_off, hc_kb_iadd(kb, hc_kb_imul(kb, m, hc_kb_i64(kb, d->Pt)), p));
+    hc_kb_store(kb, HX_DTYPE_INT32, e->yp, yi, acc);
+    return;
+  }
+  LLVMValueRef ti = hc_kb_iadd(kb, hc_kb_imul(kb, LLVMBuildSub(kb->b, m, e->m0, ""), hc_kb_i64(kb, e->tile_ld)),
+                               LLVMBuildSub(kb->b, p, e->p0, ""));
+  hc_kb_store(kb, HX_DTYPE_INT32, e->tile, ti, acc);
+}
+
+/* Rounds a float32 result of float16/bfloat16 operands to that type, so
+ * that the multiplier is what the reference computes in the scales' type
+ * (the float32 product is exact and the float32 quotient rounds correctly
+ * once narrowed); float32 values pass through. */
+static LLVMValueRef round_to(hc_kb* kb, hx_dtype_t st, LLVMValueRef v) {
+  if (st == HX_DTYPE_FLOAT16) return LLVMBuildFPExt(kb->b, LLVMBuildFPTrunc(kb->b, v, kb->t_f16, ""), kb->t_f32, "");
+  if (st == HX_DTYPE_BFLOAT16) return hc_kb_bf16_to_f32(kb, hc_kb_f32_to_bf16(kb, v));
+  return v;
+}
+
+/* Requantises the task's block [m0, mend) x [p0, pend) from the tile:
+ * y = saturate(round((sum + bias) * (scale_m * scale_p / scale_y)) + zp),
+ * a loop over contiguous columns that vectorises. */
+static void ig_requantize(ig_emit* e, LLVMValueRef mend, LLVMValueRef pend) {
+  hc_kb* kb = e->kb;
+  const ig_prod* d = e->d;
+  const hx_dtype_t f = HX_DTYPE_FLOAT32;
+  hc_loop ml, pl;
+  LLVMValueRef m = hc_loop_begin(kb, &ml, e->m0, mend, "qm");
+  LLVMValueRef sm = hc_kb_load(kb, d->sm->dtype, e->psm,
+                               hc_kb_iadd(kb, e->sm_off, hc_kb_imul(kb, m, hc_kb_i64(kb, d->sm_step))));
+  LLVMValueRef bias = d->bias ? hc_kb_load(kb, HX_DTYPE_INT32, e->pb,
+                                           hc_kb_iadd(kb, e->b_off, hc_kb_imul(kb, m, hc_kb_i64(kb, d->bias_step))))
+                              : NULL;
+  LLVMValueRef trow = hc_kb_imul(kb, LLVMBuildSub(kb->b, m, e->m0, ""), hc_kb_i64(kb, e->tile_ld));
+  LLVMValueRef yrow = hc_kb_iadd(kb, e->y_off, hc_kb_imul(kb, m, hc_kb_i64(kb, d->Pt)));
+  LLVMValueRef p = hc_loop_begin(kb, &pl, e->p0, pend, "qp");
+  LLVMValueRef acc = hc_kb_load(kb, HX_DTYPE_INT32, e->tile, hc_kb_iadd(kb, trow, LLVMBuildSub(kb->b, p, e->p0, "")));
+  if (bias) acc = LLVMBuildAdd(kb->b, acc, bias, "");
+  LLVMValueRef sp = hc_kb_load(kb, d->sp->dtype, e->psp,
+                               hc_kb_iadd(kb, e->sp_off, hc_kb_imul(kb, p, hc_kb_i64(kb, d->sp_step))));
+  hx_dtype_t st = d->sm->dtype;
+  LLVMValueRef prod = round_to(kb, st, hc_kb_mul(kb, f, sm, sp));
+  LLVMValueRef mult = round_to(kb, st, hc_kb_div(kb, f, prod, e->ys));
+  LLVMValueRef v = LLVMBuildFMul(kb->b, LLVMBuildSIToFP(kb->b, acc, kb->t_f64, ""),
+                                 LLVMBuildFPExt(kb->b, mult, kb->t_f64, ""), "");
+  hc_kb_store(kb, d->yt, e->yp, hc_kb_iadd(kb, yrow, p), requant_round(kb, v, e->yz, d->yt));
+  hc_loop_end(kb, &pl);
+  hc_loop_end(kb, &ml);
+}
+
+/* r x c dot products of rows m.. of W and p.. of X (r <= IG_MR, c <= IG_NR). */
+static void ig_micro(ig_emit* e, int r, int c, LLVMValueRef m, LLVMValueRef p) {
+  hc_kb* kb = e->kb;
+  const ig_prod* d = e->d;
+  LLVMValueRef wrow[IG_MR], xrow[IG_NR];
+  for (int i = 0; i < r; ++i)
+    wrow[i] = hc_kb_iadd(kb, e->w_off, hc_kb_imul(kb, hc_kb_iadd(kb, m, hc_kb_i64(kb, i)), hc_kb_i64(kb, d->Kp)));
+  for (int j = 0; j < c; ++j)
+    xrow[j] = hc_kb_iadd(kb, e->x_off, hc_kb_imul(kb, hc_kb_iadd(kb, p, hc_kb_i64(kb, j)), hc_kb_i64(kb, d->Kp)));
+  for (int q = 0; q < r * c; ++q) LLVMBuildStore(kb->b, LLVMConstNull(e->vacc), e->acc[q]);
+  hc_loop kl;
+  LLVMValueRef k = hc_loop_begin_step(kb, &kl, hc_kb_i64(kb, 0), hc_kb_i64(kb, d->Kp), d->L, "k");
+  LLVMValueRef wv[IG_MR], xv[IG_NR];
+  for (int i = 0; i < r; ++i) {
+    wv[i] = LLVMBuildLoad2(kb->b, e->v16, hc_kb_gep(kb, HX_DTYPE_INT16, e->wp, hc_kb_iadd(kb, wrow[i], k)), "");
+    LLVMSetAlignment(wv[i], 2);
+  }
+  for (int j = 0; j < c; ++j) {
+    xv[j] = LLVMBuildLoad2(kb->b, e->v16, hc_kb_gep(kb, HX_DTYPE_INT16, e->xp, hc_kb_iadd(kb, xrow[j], k)), "");
+    LLVMSetAlignment(xv[j], 2);
+  }
+  for (int i = 0; i < r; ++i)
+    for (int j = 0; j < c; ++j) {
+      LLVMValueRef a = e->acc[i * c + j];
+      LLVMBuildStore(kb->b, dot_step(e, LLVMBuildLoad2(kb->b, e->vacc, a, ""), wv[i], xv[j]), a);
+    }
+  hc_loop_end(kb, &kl);
+  for (int i = 0; i < r; ++i)
+    for (int j = 0; j < c; ++j) {
+      LLVMValueRef v = LLVMBuildLoad2(kb->b, e->vacc, e->acc[i * c + j], "");
+      LLVMValueRef s = hc_kb_intrinsic(kb, "llvm.vector.reduce.add", e->vacc, &v, 1);
+      ig_epilogue(e, hc_kb_iadd(kb, m, hc_kb_i64(kb, i)), hc_kb_iadd(kb, p, hc_kb_i64(kb, j)), s);
+    }
+}
+
+/* Columns [p0, pend) of rows m.. (r rows): IG_NR at a time up to pfull,
+ * then one at a time. */
+static void ig_cols(ig_emit* e, int r, LLVMValueRef m, LLVMValueRef p0, LLVMValueRef pfull, LLVMValueRef pend) {
+  hc_kb* kb = e->kb;
+  hc_loop pl;
+  LLVMValueRef p = hc_loop_begin_step(kb, &pl, p0, pfull, IG_NR, "p");
+  ig_micro(e, r, IG_NR, m, p);
+  hc_loop_end(kb, &pl);
+  if (IG_NR > 1) {
+    p = hc_loop_begin(kb, &pl, pfull, pend, "pr");
+    ig_micro(e, r, 1, m, p);
+    hc_loop_end(kb, &pl);
+  }
+}
+
+/* Loads the requantisation parameters that are the same for every task
+ * and allocates the task's tile of `elems` int32 sums, rows `ld` apart. */
+static void ig_requant_setup(ig_emit* e, int64_t elems, int64_t ld) {
+  hc_kb* kb = e->kb;
+  const ig_prod* d = e->d;
+  e->psm = hc_kb_ptr(kb, d->sm);
+  e->psp = hc_kb_ptr(kb, d->sp);
+  e->ys = hc_kb_load(kb, d->sy->dtype, hc_kb_ptr(kb, d->sy), hc_kb_i64(kb, 0));
+  e->yz = hc_kb_convert(kb, hc_kb_load(kb, d->zy->dtype, hc_kb_ptr(kb, d->zy), hc_kb_i64(kb, 0)), d->zy->dtype,
+                        HX_DTYPE_INT32);
+  if (d->bias) e->pb = hc_kb_ptr(kb, d->bias);
+  e->tile = hc_kb_alloca(kb, LLVMArrayType2(kb->t_i32, (uint64_t)elems), "tile");
+  e->tile_ld = ld;
+}
+
+/* Emits the product kernel: tasks are (outer, row block, column block). */
+static hx_status_t ig_emit_product(hc_lower_ctx* lc, const hc_node* n, const ig_prod* d, const hc_value* y) {
+  int64_t outer = hc_shape_numel(d->outer_rank, d->outer_dims);
+  int64_t nmb = (d->Mt + IG_MB - 1) / IG_MB, npb = (d->Pt + IG_PB - 1) / IG_PB;
+  hc_kb kb;
+  HX_RETURN_IF_ERROR(hc_kb_begin(lc, n, "dot", outer * nmb * npb, &kb));
+  ig_emit e;
+  memset(&e, 0, sizeof e);
+  e.kb = &kb;
+  e.d = d;
+  e.v16 = LLVMVectorType(kb.t_i16, d->L);
+  e.v32 = LLVMVectorType(kb.t_i32, d->L);
+  e.vacc = LLVMVectorType(kb.t_i32, d->L / 2);
+  LLVMValueRef ev[IG_MAX_LANES / 2], od[IG_MAX_LANES / 2];
+  for (unsigned i = 0; i < d->L / 2; ++i) {
+    ev[i] = LLVMConstInt(kb.t_i32, 2 * i, 0);
+    od[i] = LLVMConstInt(kb.t_i32, 2 * i + 1, 0);
+  }
+  e.even = LLVMConstVector(ev, d->L / 2);
+  e.odd = LLVMConstVector(od, d->L / 2);
+  for (int q = 0; q < IG_MR * IG_NR; ++q) e.acc[q] = hc_kb_alloca(&kb, e.vacc, "acc");
+  LLVMValueRef ws = hc_kb_workspace(&kb);
+  e.wp = ws;
+  e.xp = LLVMBuildGEP2(kb.b, kb.t_i8, ws, (LLVMValueRef[]){hc_kb_i64(&kb, (int64_t)d->x_ws_offset)}, 1, "");
+  e.yp = hc_kb_ptr(&kb, y);
+  if (d->yt != HX_DTYPE_INT32) ig_requant_setup(&e, IG_MB * IG_PB, IG_PB);
+
+  LLVMBuilderRef b = kb.b;
+  hc_loop task, ml;
+  LLVMValueRef t = hc_kb_task_loop_begin(&kb, &task);
+  LLVMValueRef pbk = LLVMBuildURem(b, t, hc_kb_i64(&kb, npb), "");
+  LLVMValueRef rest = LLVMBuildUDiv(b, t, hc_kb_i64(&kb, npb), "");
+  LLVMValueRef mbk = LLVMBuildURem(b, rest, hc_kb_i64(&kb, nmb), "");
+  LLVMValueRef o = LLVMBuildUDiv(b, rest, hc_kb_i64(&kb, nmb), "");
+  e.w_off = coord_offset(&kb, o, d->outer_rank, d->outer_dims, d->w_os);
+  e.x_off = coord_offset(&kb, o, d->outer_rank, d->outer_dims, d->x_os);
+  e.y_off = hc_kb_imul(&kb, o, hc_kb_i64(&kb, d->Mt * d->Pt));
+  if (d->yt != HX_DTYPE_INT32) {
+    e.sm_off = coord_offset(&kb, o, d->outer_rank, d->outer_dims, d->sm_os);
+    e.sp_off = coord_offset(&kb, o, d->outer_rank, d->outer_dims, d->sp_os);
+    if (d->bias) e.b_off = coord_offset(&kb, o, d->outer_rank, d->outer_dims, d->bias_os);
+  }
+  LLVMValueRef m0 = hc_kb_imul(&kb, mbk, hc_kb_i64(&kb, IG_MB));
+  LLVMValueRef p0 = hc_kb_imul(&kb, pbk, hc_kb_i64(&kb, IG_PB));
+  e.m0 = m0, e.p0 = p0;
+  LLVMValueRef mend = hc_kb_imin(&kb, hc_kb_iadd(&kb, m0, hc_kb_i64(&kb, IG_MB)), hc_kb_i64(&kb, d->Mt));
+  LLVMValueRef pend = hc_kb_imin(&kb, hc_kb_iadd(&kb, p0, hc_kb_i64(&kb, IG_PB)), hc_kb_i64(&kb, d->Pt));
+  /* Block starts are multiples of IG_MR/IG_NR, so full groups end at the
+   * block end rounded down. */
+  LLVMValueRef mfull = LLVMBuildAnd(b, mend, hc_kb_i64(&kb, ~(int64_t)(IG_MR - 1)), "");
+  mfull = hc_kb_imax(&kb, mfull, m0);
+  LLVMValueRef pfull = LLVMBuildAnd(b, pend, hc_kb_i64(&kb, ~(int64_t)(IG_NR - 1)), "");
+  pfull = hc_kb_imax(&kb, pfull, p0);
+  LLVMValueRef m = hc_loop_begin_step(&kb, &ml, m0, mfull, IG_MR, "m");
+  ig_cols(&e, IG_MR, m, p0, pfull, pend);
+  hc_loop_end(&kb, &ml);
+  m = hc_loop_begin(&kb, &ml, mfull, mend, "mr");
+  ig_cols(&e, 1, m, p0, pfull, pend);
+  hc_loop_end(&kb, &ml);
+  if (d->yt != HX_DTYPE_INT32) ig_requantize(&e, mend, pend);
+  hc_loop_end(&kb, &task);
+  double macs = (double)outer * (double)d->Mt * (double)d->Pt * (double)d->Kp;
+  hc_kb_end(&kb, 2.0 * macs,
+            (double)outer * 2.0 * (double)d->Kp * (double)(d->Mt + d->Pt) + (double)hc_value_nbytes(y));
+  return HX_OK;
+}
+
+/* int16 lanes for a reduction of K: the widest vector with a pmaddwd
+ * (512 bits needs AVX512BW, 256 AVX2, else 128), narrowed (down to 8
+ * lanes) while K fits in half of it, to limit the padding. */
+static unsigned ig_lanes(const hc_lower_ctx* lc, int64_t K) {
+  uint64_t f = lc->target ? lc->target->required_features : 0;
+  int vbits = lc->target ? lc->target->vector_bits : 128;
+  if (vbits > 256 && !(f & HX_CPU_AVX512BW)) vbits = 256;
+  if (vbits > 128 && !(f & HX_CPU_AVX2)) vbits = 128;
+  unsigned L = vbits >= 128 ? (unsigned)vbits / 16 : 8;
+  if (L > IG_MAX_LANES) L = IG_MAX_LANES;
+  while (L > 8 && K <= (int64_t)L / 2) L /= 2;
+  return L;
+}
+
+/* ---- packing ----------------------------------------------------------------- */
+
+/* Packs `rows` contiguous rows of K 8-bit elements of src into
+ * int16 rows of Kp at dst (byte offset dst_off in the workspace), minus the
+ * zero point zp[coord_offset(row; rdims, zs)] (zp may be NULL). */
+static hx_status_t ig_pack_rows(hc_lower_ctx* lc, const hc_node* n, const char* name, const hc_value* src,
+                                int64_t rows, int64_t K, int64_t Kp, uint64_t dst_off, const hc_value* zp, int rrank,
+                                const int64_t* rdims, const int64_t* zs) {
+  int64_t per = IG_PACK_ELEMS / (Kp > 0 ? Kp : 1);
+  if (per < 1) per = 1;
+  int64_t tasks = (rows + per - 1) / per;
+  hc_kb kb;
+  HX_RETURN_IF_ERROR(hc_kb_begin(lc, n, name, tasks, &kb));
+  LLVMValueRef ps = hc_kb_ptr(&kb, src), pz = zp ? hc_kb_ptr(&kb, zp) : NULL;
+  LLVMValueRef ws = hc_kb_workspace(&kb);
+  LLVMValueRef dst = LLVMBuildGEP2(kb.b, kb.t_i8, ws, (LLVMValueRef[]){hc_kb_i64(&kb, (int64_t)dst_off)}, 1, "");
+  hc_loop task, rl, kl;
+  LLVMValueRef t = hc_kb_task_loop_begin(&kb, &task);
+  LLVMValueRef r0 = hc_kb_imul(&kb, t, hc_kb_i64(&kb, per));
+  LLVMValueRef r1 = hc_kb_imin(&kb, hc_kb_iadd(&kb, r0, hc_kb_i64(&kb, per)), hc_kb_i64(&kb, rows));
+  LLVMValueRef r = hc_loop_begin(&kb, &rl, r0, r1, "r");
+  LLVMValueRef z = hc_kb_i32(&kb, 0);
+  if (zp) z = hc_kb_convert(&kb, hc_kb_load(&kb, zp->dtype, pz, coord_offset(&kb, r, rrank, rdims, zs)), zp->dtype,
+                            HX_DTYPE_INT32);
+  LLVMValueRef sbase = hc_kb_imul(&kb, r, hc_kb_i64(&kb, K)), dbase = hc_kb_imul(&kb, r, hc_kb_i64(&kb, Kp));
+  LLVMValueRef k = hc_loop_begin(&kb, &kl, hc_kb_i64(&kb, 0), hc_kb_i64(&kb, K), "k");
+  LLVMValueRef v = hc_kb_convert(&kb, hc_kb_load(&kb, src->dtype, ps, hc_kb_iadd(&kb, sbase, k)), src->dtype,
+                                 HX_DTYPE_INT32);
+  hc_kb_store(&kb, HX_DTYPE_INT16, dst, hc_kb_iadd(&kb, dbase, k),
+              LLVMBuildTrunc(kb.b, LLVMBuildSub(kb.b, v, z, ""), kb.t_i16, ""));
+  hc_loop_end(&kb, &kl);
+  k = hc_loop_begin(&kb, &kl, hc_kb_i64(&kb, K), hc_kb_i64(&kb, Kp), "kpad");
+  hc_kb_store(&kb, HX_DTYPE_INT16, dst, hc_kb_iadd(&kb, dbase, k), LLVMConstInt(kb.t_i16, 0, 0));
+  hc_loop_end(&kb, &kl);
+  hc_loop_end(&kb, &rl);
+  hc_loop_end(&kb, &task);
+  hc_kb_end(&kb, (double)rows * (double)K, (double)rows * (double)(K + 2 * Kp));
+  return HX_OK;
+}
+
+/* ---- MatMulInteger and QLinearMatMul ----------------------------------------- */
+
+/* A scale or zero point of a matrix operand, indexed over the operand's own
+ * batch dims (own_bs) and its row (A) or column (B) with step. */
+typedef struct mm_param {
+  const hc_value* v;
+  int64_t own_bs[HC_MAX_RANK];
+  int64_t step;
+} mm_param;
+
+/* Numpy matmul geometry of two integer operands. */
+typedef struct mmi_plan {
+  int64_t M, N, K;
+  int abr, bbr, br; /* batch ranks of A, B and the output */
+  int64_t adims[HC_MAX_RANK], bdims[HC_MAX_RANK], odims[HC_MAX_RANK];
+  int64_t abatch, bbatch;
+  int out_rank;
+  int64_t out_dims[HC_MAX_RANK];
+  mm_param azp, bzp, as, bs;
+  const hc_value *a, *b, *sy, *zy;
+  hx_dtype_t yt;
+} mmi_plan;
+
+/* Classifies a scale or zero point of operand op: per tensor (one value),
+ * per row of A / column of B (a 1-D tensor of M / N values), or with op's
+ * rank, shape [..., M, 1] (A) or [..., 1, N] (B) with batch dims equal to
+ * op's or 1. */
+static hx_status_t mm_classify(const hc_node* n, const hc_value* v, const hc_value* op, bool is_a, int64_t len,
+                               mm_param* out) {
+  memset(out, 0, sizeof *out);
+  out->v = v;
+  if (!v || is_single(v)) return HX_OK;
+  char s1[128], s2[128];
+  if (v->rank == 1 && v->dims[0] == len) {
+    out->step = 1;
+    return HX_OK;
+  }
+  int r = v->rank;
+  bool ok = r == op->rank && r >= 2;
+  if (ok) {
+    int64_t one = is_a ? v->dims[r - 1] : v->dims[r - 2], l = is_a ? v->dims[r - 2] : v->dims[r - 1];
+    ok = one == 1 && (l == len || l == 1);
+    for (int i = 0; ok && i < r - 2; ++i) ok = v->dims[i] == op->dims[i] || v->dims[i] == 1;
+  }
+  if (!ok)
+    return hc_node_error(n, HX_STATUS_INVALID_ARGUMENT,
+                         "'%s' has shape %s; for %s of shape %s expected one value, %lld values (per %s) or shape "
+                         "[..., %s]",
+                         v->name, hc_shape_str(v->rank, v->dims, s1, sizeof s1), op->name,
+                         hc_shape_str(op->rank, op->dims, s2, sizeof s2), (long long)len, is_a ? "row" : "column",
+                         is_a ? "M, 1" : "1, N");
+  int64_t st[HC_MAX_RANK];
+  bcast_strides(r, v->dims, 1, st);
+  for (int i = 0; i < r - 2; ++i) out->own_bs[i] = st[i];
+  out->step = is_a ? st[r - 2] : st[r - 1];
+  return HX_OK;
+}
+
+/* Strides over the output batch dims (rank br) of a tensor whose own batch
+ * dims (rank r) align right with them. */
+static void align_batch(int br, int r, const int64_t* own, int64_t* out) {
+  for (int i = 0; i < br; ++i) {
+    int oi = i - (br - r);
+    out[i] = oi >= 0 ? own[oi] : 0;
+  }
+}
+
+/* Validates MatMulInteger (q = false) or QLinearMatMul (q = true) and fills
+ * the plan. */
+static hx_status_t mmi_setup(const hc_node* n, bool q, mmi_plan* p) {
+  memset(p, 0, sizeof *p);
+  const uint64_t q8 = HC_DT(HX_DTYPE_UINT8) | HC_DT(HX_DTYPE_INT8);
+  static const int k_scales[3] = {1, 4, 6};
+  int ia = 0, ib = q ? 3 : 1, iaz = 2, ibz = q ? 5 : 3;
+  if (q) {
+    HX_RETURN_IF_ERROR(hc_check_arity(n, 8, 8, 1, 1));
+    uint64_t sdt = HC_DT(HX_DTYPE_FLOAT32);
+    if (n->opset >= 21) sdt |= HC_DT(HX_DTYPE_FLOAT16) | HC_DT(HX_DTYPE_BFLOAT16);
+    for (int i = 0; i < 3; ++i) HX_RETURN_IF_ERROR(hc_check_dtype(n, k_scales[i], sdt));
+    HX_RETURN_IF_ERROR(hc_check_same_dtype(n, 1, 4));
+    HX_RETURN_IF_ERROR(hc_check_same_dtype(n, 1, 6));
+    HX_RETURN_IF_ERROR(hc_check_dtype(n, 7, q8));
+  } else {
+    HX_RETURN_IF_ERROR(hc_check_arity(n, 2, 4, 1, 1));
+  }
+  HX_RETURN_IF_ERROR(hc_check_dtype(n, ia, q8));
+  HX_RETURN_IF_ERROR(hc_check_dtype(n, ib, q8));
+  HX_RETURN_IF_ERROR(hc_check_same_dtype(n, ia, iaz));
+  HX_RETURN_IF_ERROR(hc_check_same_dtype(n, ib, ibz));
+  const hc_value *a = n->inputs[ia], *b = n->inputs[ib];
+  p->a = a;
+  p->b = b;
+  char s1[128], s2[128];
+  if (a->rank < 1 || b->rank < 1)
+    return hc_node_error(n, HX_STATUS_INVALID_ARGUMENT, "operands must have rank >= 1, got %s and %s",
+                         hc_shape_str(a->rank, a->dims, s1, sizeof s1), hc_shape_str(b->rank, b->dims, s2, sizeof s2));
+  p->M = a->rank == 1 ? 1 : a->dims[a->rank - 2];
+  p->K = a->dims[a->rank - 1];
+  int64_t K2 = b->rank == 1 ? b->dims[0] : b->dims[b->rank - 2];
+  p->N = b->rank == 1 ? 1 : b->dims[b->rank - 1];
+  if (p->K != K2)
+    return hc_node_error(n, HX_STATUS_INVALID_ARGUMENT, "inner dimensions differ: A is %s and B is %s",
+                         hc_shape_str(a->rank, a->dims, s1, sizeof s1), hc_shape_str(b->rank, b->dims, s2, sizeof s2));
+  p->abr = a->rank > 2 ? a->rank - 2 : 0;
+  p->bbr = b->rank > 2 ? b->rank - 2 : 0;
+  p->br = p->abr > p->bbr ? p->abr : p->bbr;
+  memcpy(p->adims, a->dims, sizeof(int64_t) * (size_t)p->abr);
+  memcpy(p->bdims, b->dims, sizeof(int64_t) * (size_t)p->bbr);
+  p->abatch = hc_shape_numel(p->abr, p->adims);
+  p->bbatch = hc_shape_numel(p->bbr, p->bdims);
+  for (int i = 0; i < p->br; ++i) {
+    int ai = i - (p->br - p->abr), bi = i - (p->br - p->bbr);
+    int64_t ad = ai >= 0 ? a->dims[ai] : 1, bd = bi >= 0 ? b->dims[bi] : 1;
+    if (ad != bd && ad != 1 && bd != 1)
+      return hc_node_error(n, HX_STATUS_INVALID_ARGUMENT, "batch dimensions do not broadcast: A is %s and B is %s",
+                           hc_shape_str(a->rank, a->dims, s1, sizeof s1),
+                           hc_shape_str(b->rank, b->dims, s2, sizeof s2));
+    p->odims[i] = ad == 1 ? bd : ad;
+  }
+  int r = 0;
+  for (int i = 0; i < p->br; ++i) p->out_dims[r++] = p->odims[i];
+  if (a->rank > 1) p->out_dims[r++] = p->M;
+  if (b->rank > 1) p->out_dims[r++] = p->N;
+  p->out_rank = r;
+
+  HX_RETURN_IF_ERROR(mm_classify(n, hc_input(n, iaz), a, true, p->M, &p->azp));
+  HX_RETURN_IF_ERROR(mm_classify(n, hc_input(n, ibz), b, false, p->N, &p->bzp));
+  p->yt = HX_DTYPE_INT32;
+  if (q) {
+    HX_RETURN_IF_ERROR(mm_classify(n, n->inputs[1], a, true, p->M, &p->as));
+    HX_RETURN_IF_ERROR(mm_classify(n, n->inputs[4], b, false, p->N, &p->bs));
+    const hc_value *as = n->inputs[1], *az = n->inputs[2], *bs = n->inputs[4], *bz = n->inputs[5];
+    if (as->rank != az->rank || memcmp(as->dims, az->dims, sizeof(int64_t) * (size_t)as->rank))
+      if (!(is_single(as) && is_single(az)))
+        return hc_node_error(n, HX_STATUS_INVALID_ARGUMENT, "a_scale %s and a_zero_point %s must have the same shape",
+                             hc_shape_str(as->rank, as->dims, s1, sizeof s1),
+                             hc_shape_str(az->rank, az->dims, s2, sizeof s2));
+    if (bs->rank != bz->rank || memcmp(bs->dims, bz->dims, sizeof(int64_t) * (size_t)bs->rank))
+      if (!(is_single(bs) && is_single(bz)))
+        return hc_node_error(n, HX_STATUS_INVALID_ARGUMENT, "b_scale %s and b_zero_point %s must have the same shape",
+                             hc_shape_str(bs->rank, bs->dims, s1, sizeof s1),
+                             hc_shape_str(bz->rank, bz->dims, s2, sizeof s2));
+    p->sy = n->inputs[6];
+    p->zy = n->inputs[7];
+    if (!is_single(p->sy) || !is_single(p->zy))
+      return hc_node_error(n, HX_STATUS_INVALID_ARGUMENT,
+                           "y_scale %s and y_zero_point %s must each hold one value (per-tensor output quantization)",
+                           hc_shape_str(p->sy->rank, p->sy->dims, s1, sizeof s1),
+                           hc_shape_str(p->zy->rank, p->zy->dims, s2, sizeof s2));
+    p->yt = p->zy->dtype;
+  }
+  return HX_OK;
+}
+
+static hx_status_t infer_mmi_common(hc_node* n, bool q) {
+  mmi_plan p;
+  HX_RETURN_IF_ERROR(mmi_setup(n, q, &p));
+  hc_set_output(n, 0, p.yt, p.out_rank, p.out_dims);
+  return HX_OK;
+}
+
+static hx_status_t infer_matmul_integer(hc_graph* g, hc_node* n) { return infer_mmi_common(n, false); }
+static hx_status_t infer_qlinear_matmul(hc_graph* g, hc_node* n) { return infer_mmi_common(n, true); }
+
+/* Workspace bytes of the packed A (rows of A) and B (columns of B). */
+static uint64_t mmi_a_bytes(const mmi_plan* p, int64_t Kp) { return (uint64_t)round_up(p->abatch * p->M * Kp * 2, 64); }
+
+static uint64_t mmi_workspace_common(const hc_node* n, bool q) {
+  mmi_plan p;
+  if (mmi_setup(n, q, &p) != HX_OK) return 0;
+  if (p.M <= MMI_AXPY_M) return 0;
+  int64_t Kp = round_up(p.K, IG_MAX_LANES);
+  return mmi_a_bytes(&p, Kp) + (uint64_t)(p.bbatch * p.N * Kp * 2);
+}
+
+static uint64_t matmul_integer_workspace(const hc_node* n) { return mmi_workspace_common(n, false); }
+static uint64_t qlinear_matmul_workspace(const hc_node* n) { return mmi_workspace_common(n, true); }
+
+/* Packs B's columns: task (batch, block of columns); B16[(bb*N + n)*Kp + k]
+ * = B[bb][k][n] - zp. */
+static hx_status_t mmi_pack_b(hc_lower_ctx* lc, const hc_node* n, const mmi_plan* p, int64_t Kp, uint64_t dst_off) {
+  const int64_t NB = 64;
+  int64_t nblk = (p->N + NB - 1) / NB;
+  const hc_value *b = p->b, *zp = p->bzp.v;
+  hc_kb kb;
+  HX_RETURN_IF_ERROR(hc_kb_begin(lc, n, "pack_b", p->bbatch * nblk, &kb));
+  LLVMValueRef ps = hc_kb_ptr(&kb, b), pz = zp ? hc_kb_ptr(&kb, zp) : NULL;
+  LLVMValueRef ws = hc_kb_workspace(&kb);
+  LLVMValueRef dst = LLVMBuildGEP2(kb.b, kb.t_i8, ws, (LLVMValueRef[]){hc_kb_i64(&kb, (int64_t)dst_off)}, 1, "");
+  hc_loop task, kl, nl;
+  LLVMValueRef t = hc_kb_task_loop_begin(&kb, &task);
+  LLVMValueRef bb = LLVMBuildUDiv(kb.b, t, hc_kb_i64(&kb, nblk), "");
+  LLVMValueRef n0 = hc_kb_imul(&kb, LLVMBuildURem(kb.b, t, hc_kb_i64(&kb, nblk), ""), hc_kb_i64(&kb, NB));
+  LLVMValueRef n1 = hc_kb_imin(&kb, hc_kb_iadd(&kb, n0, hc_kb_i64(&kb, NB)), hc_kb_i64(&kb, p->N));
+  LLVMValueRef zb = zp ? coord_offset(&kb, bb, p->bbr, p->bdims, p->bzp.own_bs) : NULL;
+  LLVMValueRef sbase = hc_kb_imul(&kb, bb, hc_kb_i64(&kb, p->K * p->N));
+  LLVMValueRef drow0 = hc_kb_imul(&kb, bb, hc_kb_i64(&kb, p->N));
+  LLVMValueRef k = hc_loop_begin(&kb, &kl, hc_kb_i64(&kb, 0), hc_kb_i64(&kb, p->K), "k");
+  LLVMValueRef col = hc_loop_begin(&kb, &nl, n0, n1, "n");
+  LLVMValueRef si = hc_kb_iadd(&kb, sbase, hc_kb_iadd(&kb, hc_kb_imul(&kb, k, hc_kb_i64(&kb, p->N)), col));
+  LLVMValueRef v = hc_kb_convert(&kb, hc_kb_load(&kb, b->dtype, ps, si), b->dtype, HX_DTYPE_INT32);
+  if (zp) {
+    LLVMValueRef zi = hc_kb_iadd(&kb, zb, hc_kb_imul(&kb, col, hc_kb_i64(&kb, p->bzp.step)));
+    v = LLVMBuildSub(kb.b, v, hc_kb_convert(&kb, hc_kb_load(&kb, zp->dtype, pz, zi), zp->dtype, HX_DTYPE_INT32), "");
+  }
+  LLVMValueRef di = hc_kb_iadd(&kb, hc_kb_imul(&kb, hc_kb_iadd(&kb, drow0, col), hc_kb_i64(&kb, Kp)), k);
+  hc_kb_store(&kb, HX_DTYPE_INT16, dst, di, LLVMBuildTrunc(kb.b, v, kb.t_i16, ""));
+  hc_loop_end(&kb, &nl);
+  hc_loop_end(&kb, &kl);
+  col = hc_loop_begin(&kb, &nl, n0, n1, "n");
+  LLVMValueRef rowb = hc_kb_imul(&kb, hc_kb_iadd(&kb, drow0, col), hc_kb_i64(&kb, Kp));
+  k = hc_loop_begin(&kb, &kl, hc_kb_i64(&kb, p->K), hc_kb_i64(&kb, Kp), "kpad");
+  hc_kb_store(&kb, HX_DTYPE_INT16, dst, hc_kb_iadd(&kb, rowb, k), LLVMConstInt(kb.t_i16, 0, 0));
+  hc_loop_end(&kb, &kl);
+  hc_loop_end(&kb, &nl);
+  hc_loop_end(&kb, &task);
+  hc_kb_end(&kb, (double)p->bbatch * (double)p->K * (double)p->N,
+            (double)p->bbatch * (double)p->N * (double)(p->K + 2 * Kp));
+  return HX_OK;
+}
+
+/* The product description of a matrix product: outer problems are the
+ * output batch entries, packed A and B rows of Kp elements (B's at b_off). */
+static hx_status_t mmi_prod(const mmi_plan* p, bool q, int64_t Kp, unsigned L, uint64_t b_off, ig_prod* d) {
+  memset(d, 0, sizeof *d);
+  d->Mt = p->M, d->Pt = p->N, d->Kp = Kp, d->L = L;
+  d->outer_rank = p->br;
+  memcpy(d->outer_dims, p->odims, sizeof(int64_t) * (size_t)p->br);
+  int64_t own[HC_MAX_RANK];
+  bcast_strides(p->abr, p->adims, p->M * Kp, own);
+  align_batch(p->br, p->abr, own, d->w_os);
+  bcast_strides(p->bbr, p->bdims, p->N * Kp, own);
+  align_batch(p->br, p->bbr, own, d->x_os);
+  d->x_ws_offset = b_off;
+  d->yt = p->yt;
+  if (q) {
+    d->sm = p->as.v, d->sp = p->bs.v, d->sy = p->sy, d->zy = p->zy;
+    align_batch(p->br, p->abr, p->as.own_bs, d->sm_os);
+    align_batch(p->br, p->bbr, p->bs.own_bs, d->sp_os);
+    d->sm_step = p->as.step, d->sp_step = p->bs.step;
+  }
+  return HX_OK;
+}
+
+/* Products with at most MMI_AXPY_M rows per batch entry skip packing:
+ * packing B would cost as much as the product itself. A task owns up to
+ * MMI_AXPY_NB columns of one batch entry and accumulates, for every k, the
+ * rows a'[m][k] = A[m][k] - a_zp times B's row k into a stack tile: the
+ * loop over contiguous columns vectorises. B's zero point is applied at the
+ * end through the row sums of a' (sum a'(b - z) = sum a'b - z sum a', exact
+ * in wrapping int32). */
+static hx_status_t mmi_emit_axpy(hc_lower_ctx* lc, const hc_node* n, const mmi_plan* p, const ig_prod* d) {
+  const int64_t M = p->M, N = p->N, K = p->K, NB = MMI_AXPY_NB;
+  int64_t nnb = (N + NB - 1) / NB, outer = hc_shape_numel(p->br, p->odims);
+  hc_kb kb;
+  HX_RETURN_IF_ERROR(hc_kb_begin(lc, n, "axpy", outer * nnb, &kb));
+  LLVMBuilderRef b = kb.b;
+  ig_emit e;
+  memset(&e, 0, sizeof e);
+  e.kb = &kb;
+  e.d = d;
+  e.yp = hc_kb_ptr(&kb, n->outputs[0]);
+  if (d->yt != HX_DTYPE_INT32) ig_requant_setup(&e, M * NB, NB);
+  LLVMValueRef tile = e.tile ? e.tile : hc_kb_alloca(&kb, LLVMArrayType2(kb.t_i32, (uint64_t)(M * NB)), "tile");
+  LLVMValueRef rs = hc_kb_alloca(&kb, LLVMArrayType2(kb.t_i32, MMI_AXPY_M), "rowsum");
+  const hc_value *a = p->a, *bv = p->b, *az = p->azp.v, *bz = p->bzp.v;
+  LLVMValueRef pa = hc_kb_ptr(&kb, a), pb = hc_kb_ptr(&kb, bv);
+  LLVMValueRef paz = az ? hc_kb_ptr(&kb, az) : NULL, pbz = bz ? hc_kb_ptr(&kb, bz) : NULL;
+  int64_t own[HC_MAX_RANK], a_os[HC_MAX_RANK], b_os[HC_MAX_RANK], az_os[HC_MAX_RANK], bz_os[HC_MAX_RANK];
+  bcast_strides(p->abr, p->adims, M * K, own);
+  align_batch(p->br, p->abr, own, a_os);
+  bcast_strides(p->bbr, p->bdims, K * N, own);
+  align_batch(p->br, p->bbr, own, b_os);
+  align_batch(p->br, p->abr, p->azp.own_bs, az_os);
+  align_batch(p->br, p->bbr, p->bzp.own_bs, bz_os);
+
+  hc_loop task, kl, jl, ml;
+  LLVMValueRef t = hc_kb_task_loop_begin(&kb, &task);
+  LLVMValueRef o = LLVMBuildUDiv(b, t, hc_kb_i64(&kb, nnb), "");
+  LLVMValueRef n0 = hc_kb_imul(&kb, LLVMBuildURem(b, t, hc_kb_i64(&kb, nnb), ""), hc_kb_i64(&kb, NB));
+  LLVMValueRef cnt = hc_kb_imin(&kb, hc_kb_i64(&kb, NB), LLVMBuildSub(b, hc_kb_i64(&kb, N), n0, ""));
+  LLVMValueRef aoff = coord_offset(&kb, o, p->br, p->odims, a_os);
+  LLVMValueRef boff = hc_kb_iadd(&kb, coord_offset(&kb, o, p->br, p->odims, b_os), n0);
+  LLVMValueRef zero = hc_kb_i64(&kb, 0), zero32 = hc_kb_i32(&kb, 0);
+  LLVMValueRef azv[MMI_AXPY_M];
+  for (int64_t m = 0; m < M; ++m) {
+    azv[m] = zero32;
+    if (az) {
+      LLVMValueRef zi = hc_kb_iadd(&kb, coord_offset(&kb, o, p->br, p->odims, az_os), hc_kb_i64(&kb, m * p->azp.step));
+      azv[m] = hc_kb_convert(&kb, hc_kb_load(&kb, az->dtype, paz, zi), az->dtype, HX_DTYPE_INT32);
+    }
+    hc_kb_store(&kb, HX_DTYPE_INT32, rs, hc_kb_i64(&kb, m), zero32);
+    LLVMValueRef j = hc_loop_begin(&kb, &jl, zero, cnt, "z");
+    hc_kb_store(&kb, HX_DTYPE_INT32, tile, hc_kb_iadd(&kb, hc_kb_i64(&kb, m * NB), j), zero32);
+    hc_loop_end(&kb, &jl);
+  }
+  LLVMValueRef k = hc_loop_begin(&kb, &kl, zero, hc_kb_i64(&kb, K), "k");
+  LLVMValueRef av[MMI_AXPY_M];
+  for (int64_t m = 0; m < M; ++m) {
+    LLVMValueRef ai = hc_kb_iadd(&kb, aoff, hc_kb_iadd(&kb, hc_kb_i64(&kb, m * K), k));
+    LLVMValueRef aw = hc_kb_convert(&kb, hc_kb_load(&kb, a->dtype, pa, ai), a->dtype, HX_DTYPE_INT32);
+    av[m] = LLVMBuildSub(b, aw, azv[m], "");
+    LLVMValueRef mi = hc_kb_i64(&kb, m);
+    hc_kb_store(&kb, HX_DTYPE_INT32, rs, mi, LLVMBuildAdd(b, hc_kb_load(&kb, HX_DTYPE_INT32, rs, mi), av[m], ""));
+  }
+  LLVMValueRef brow = hc_kb_iadd(&kb, boff, hc_kb_imul(&kb, k, hc_kb_i64(&kb, N)));
+  LLVMValueRef j = hc_loop_begin(&kb, &jl, zero, cnt, "j");
+  LLVMValueRef x = hc_kb_convert(&kb, hc_kb_load(&kb, bv->dtype, pb, hc_kb_iadd(&kb, brow, j)), bv->dtype,
+                                 HX_DTYPE_INT32);
+  for (int64_t m = 0; m < M; ++m) {
+    LLVMValueRef ti = hc_kb_iadd(&kb, hc_kb_i64(&kb, m * NB), j);
+    hc_kb_store(&kb, HX_DTYPE_INT32, tile, ti,
+                LLVMBuildAdd(b, hc_kb_load(&kb, HX_DTYPE_INT32, tile, ti), LLVMBuildMul(b, av[m], x, ""), ""));
+  }
+  hc_loop_end(&kb, &jl);
+  hc_loop_end(&kb, &kl);
+
+  /* B's zero point through the row sums; int32 results go straight to Y. */
+  LLVMValueRef yoff = hc_kb_imul(&kb, o, hc_kb_i64(&kb, M * N));
+  LLVMValueRef bzo = bz ? coord_offset(&kb, o, p->br, p->odims, bz_os) : NULL;
+  LLVMValueRef m = hc_loop_begin(&kb, &ml, zero, hc_kb_i64(&kb, M), "m");
+  LLVMValueRef rsm = hc_kb_load(&kb, HX_DTYPE_INT32, rs, m);
+  LLVMValueRef trow = hc_kb_imul(&kb, m, hc_kb_i64(&kb, NB));
+  j = hc_loop_begin(&kb, &jl, zero, cnt, "j");
+  LLVMValueRef ti = hc_kb_iadd(&kb, trow, j);
+  LLVMValueRef acc = hc_kb_load(&kb, HX_DTYPE_INT32, tile, ti);
+  if (bz) {
+    LLVMValueRef zi = hc_kb_iadd(&kb, bzo, hc_kb_imul(&kb, hc_kb_iadd(&kb, n0, j), hc_kb_i64(&kb, p->bzp.step)));
+    LLVMValueRef zv = hc_kb_convert(&kb, hc_kb_load(&kb, bz->dtype, pbz, zi), bz->dtype, HX_DTYPE_INT32);
+    acc = LLVMBuildSub(b, acc, LLVMBuildMul(b, zv, rsm, ""), "");
+  }
+  if (d->yt == HX_DTYPE_INT32)
+    hc_kb_store(&kb, HX_DTYPE_INT32, e.yp,
+                hc_kb_iadd(&kb, yoff, hc_kb_iadd(&kb, hc_kb_imul(&kb, m, hc_kb_i64(&kb, N)), hc_kb_iadd(&kb, n0, j))),
+                acc);
+  else
+    hc_kb_store(&kb, HX_DTYPE_INT32, tile, ti, acc);
+  hc_loop_end(&kb, &jl);
+  hc_loop_end(&kb, &ml);
+  if (d->yt != HX_DTYPE_INT32) {
+    e.y_off = yoff;
+    e.m0 = zero;
+    e.p0 = n0;
+    e.sm_off = coord_offset(&kb, o, p->br, p->odims, d->sm_os);
+    e.sp_off = coord_offset(&kb, o, p->br, p->odims, d->sp_os);
+    ig_requantize(&e, hc_kb_i64(&kb, M), hc_kb_iadd(&kb, n0, cnt));
+  }
+  hc_loop_end(&kb, &task);
+  double macs = (double)outer * (double)M * (double)N * (double)K;
+  hc_kb_end(&kb, 2.0 * macs, (double)outer * (double)(M * K + K * N) + (double)hc_value_nbytes(n->outputs[0]));
+  return HX_OK;
+}
+
+static hx_status_t lower_mmi_common(hc_lower_ctx* lc, hc_node* n, bool q) {
+  mmi_plan p;
+  HX_RETURN_IF_ERROR(mmi_setup(n, q, &p));
+  if (hc_value_numel(n->outputs[0]) == 0) return HX_OK;
+  unsigned L = ig_lanes(lc, p.K);
+  int64_t Kp = round_up(p.K, L);
+  uint64_t b_off = mmi_a_bytes(&p, Kp);
+  if (p.M <= MMI_AXPY_M) {
+    ig_prod d;
+    HX_RETURN_IF_ERROR(mmi_prod(&p, q, 0, 0, 0, &d));
+    return mmi_emit_axpy(lc, n, &p, &d);
+  }
+
+  /* A's rows: zero point index over (A batch dims..., M). */
+  int64_t rdims[HC_MAX_RANK], zs[HC_MAX_RANK];
+  memcpy(rdims, p.adims, sizeof(int64_t) * (size_t)p.abr);
+  rdims[p.abr] = p.M;
+  memcpy(zs, p.azp.own_bs, sizeof(int64_t) * (size_t)p.abr);
+  zs[p.abr] = p.azp.step;
+  HX_RETURN_IF_ERROR(ig_pack_rows(lc, n, "pack_a", p.a, p.abatch * p.M, p.K, Kp, 0, p.azp.v, p.abr + 1, rdims, zs));
+  HX_RETURN_IF_ERROR(mmi_pack_b(lc, n, &p, Kp, b_off));
+
+  ig_prod d;
+  HX_RETURN_IF_ERROR(mmi_prod(&p, q, Kp, L, b_off, &d));
+  return ig_emit_product(lc, n, &d, n->outputs[0]);
+}
+
+static hx_status_t lower_matmul_integer(hc_lower_ctx* lc, hc_node* n) { return lower_mmi_common(lc, n, false); }
+static hx_status_t lower_qlinear_matmul(hc_lower_ctx* lc, hc_node* n) { return lower_mmi_common(lc, n, true); }
+
+/* ---- ConvInteger and QLinearConv --------------------------------------------- */
+
+typedef struct ci_plan {
+  int64_t N, C, M, G, Cg, Mg;
+  int nd;
+  int64_t in[IG_MAX_SP], out[IG_MAX_SP], k[IG_MAX_SP], s[IG_MAX_SP], d[IG_MAX_SP], pb[IG_MAX_SP], pe[IG_MAX_SP];
+  int64_t P, inplane, ktot, Kc;
+  const hc_value *x, *w, *xz, *wz, *xs, *wsc, *ys, *yz, *bias;
+  hx_dtype_t yt;
+} ci_plan;
+
+/* A per-tensor or per-output-channel parameter (one value or M values). */
+static hx_status_t ci_per_channel(const hc_node* n, const hc_value* v, int64_t M, int64_t* step) {
+  *step = 0;
+  if (!v || is_single(v)) return HX_OK;
+  if (v->rank == 1 && v->dims[0] == M) {
+    *step = 1;
+    return HX_OK;
+  }
+  char s1[128];
+  return hc_node_error(n, HX_STATUS_INVALID_ARGUMENT,
+                       "'%s' has shape %s; expected one value (per tensor) or %lld (per output channel)", v->name,
+                       hc_shape_str(v->rank, v->dims, s1, sizeof s1), (long long)M);
+}
+
+/* Requires a per-tensor parameter. */
+static hx_status_t ci_single(const hc_node* n, const hc_value* v, const char* what) {
+  char s1[128];
+  if (v && !is_single(v))
+    return hc_node_error(n, HX_STATUS_INVALID_ARGUMENT, "%s ('%s') has shape %s; expected one value (per tensor)",
+                         what, v->name, hc_shape_str(v->rank, v->dims, s1, sizeof s1));
+  return HX_OK;
+}
+
+/* Validates ConvInteger (q = false) or QLinearConv (q = true) and computes
+ * its geometry as Conv does. */
+static hx_status_t ci_setup(const hc_node* n, bool q, ci_plan* p) {
+  memset(p, 0, sizeof *p);
+  const uint64_t q8 = HC_DT(HX_DTYPE_UINT8) | HC_DT(HX_DTYPE_INT8);
+  if (q) {
+    HX_RETURN_IF_ERROR(hc_check_arity(n, 8, 9, 1, 1));
+    p->x = n->inputs[0], p->xs = n->inputs[1], p->xz = n->inputs[2], p->w = n->inputs[3], p->wsc = n->inputs[4];
+    p->wz = n->inputs[5], p->ys = n->inputs[6], p->yz = n->inputs[7], p->bias = hc_input(n, 8);
+    static const int k_scales[3] = {1, 4, 6};
+    for (int i = 0; i < 3; ++i) HX_RETURN_IF_ERROR(hc_check_dtype(n, k_scales[i], HC_DT(HX_DTYPE_FLOAT32)));
+    HX_RETURN_IF_ERROR(hc_check_dtype(n, 0, q8));
+    HX_RETURN_IF_ERROR(hc_check_dtype(n, 3, q8));
+    HX_RETURN_IF_ERROR(hc_check_dtype(n, 7, q8));
+    HX_RETURN_IF_ERROR(hc_check_dtype(n, 8, HC_DT(HX_DTYPE_INT32)));
+    HX_RETURN_IF_ERROR(hc_check_same_dtype(n, 0, 2));
+    HX_RETURN_IF_ERROR(hc_check_same_dtype(n, 3, 5));
+    p->yt = p->yz->dtype;
+  } else {
+    HX_RETURN_IF_ERROR(hc_check_arity(n, 2, 4, 1, 1));
+    p->x = n->inputs[0], p->w = n->inputs[1], p->xz = hc_input(n, 2), p->wz = hc_input(n, 3);
+    HX_RETURN_IF_ERROR(hc_check_dtype(n, 0, q8));
+    HX_RETURN_IF_ERROR(hc_check_dtype(n, 1, q8));
+    HX_RETURN_IF_ERROR(hc_check_same_dtype(n, 0, 2));
+    HX_RETURN_IF_ERROR(hc_check_same_dtype(n, 1, 3));
+    p->yt = HX_DTYPE_INT32;
+  }
+  const hc_value *x = p->x, *w = p->w;
+  char s1[128], s2[128];
+  if (x->rank < 3 || x->rank > HC_MAX_RANK)
+    return hc_node_error(n, HX_STATUS_INVALID_ARGUMENT,
+                         "input x ('%s') has shape %s; expected (N, C, D1, ...) with at least one spatial dimension",
+                         x->name, hc_shape_str(x->rank, x->dims, s1, sizeof s1));
+  if (w->rank != x->rank)
+    return hc_node_error(n, HX_STATUS_INVALID_ARGUMENT, "weight w ('%s') has shape %s; expected rank %d like x %s",
+                         w->name, hc_shape_str(w->rank, w->dims, s1, sizeof s1), x->rank,
+                         hc_shape_str(x->rank, x->dims, s2, sizeof s2));
+  p->nd = x->rank - 2;
+  p->N = x->dims[0];
+  p->C = x->dims[1];
+  p->M = w->dims[0];
+  p->G = hc_attr_int(n, "group", 1);
+  if (p->G < 1) return hc_node_error(n, HX_STATUS_INVALID_ARGUMENT, "group = %lld; must be >= 1", (long long)p->G);
+  if (p->C % p->G != 0 || p->M % p->G != 0)
+    return hc_node_error(n, HX_STATUS_INVALID_ARGUMENT,
+                         "input channels %lld and output channels %lld must both be divisible by group %lld",
+                         (long long)p->C, (long long)p->M, (long long)p->G);
+  p->Cg = p->C / p->G;
+  p->Mg = p->M / p->G;
+  if (w->dims[1] != p->Cg)
+    return hc_node_error(n, HX_STATUS_INVALID_ARGUMENT,
+                         "w ('%s') has shape %s; dimension 1 must be C/group = %lld/%lld = %lld", w->name,
+                         hc_shape_str(w->rank, w->dims, s1, sizeof s1), (long long)p->C, (long long)p->G,
+                         (long long)p->Cg);
+  int64_t ks[IG_MAX_SP];
+  int nk = hc_attr_ints(n, "kernel_shape", ks, IG_MAX_SP);
+  if (nk != -1 && nk != p->nd)
+    return hc_node_error(n, HX_STATUS_INVALID_ARGUMENT, "'kernel_shape' has %d values; expected %d",
+                         nk == -2 ? hc_node_attr(n, "kernel_shape")->n : nk, p->nd);
+  for (int i = 0; i < p->nd; ++i) {
+    p->k[i] = w->dims[2 + i];
+    p->in[i] = x->dims[2 + i];
+    if (nk > 0 && ks[i] != p->k[i])
+      return hc_node_error(n, HX_STATUS_INVALID_ARGUMENT, "'kernel_shape'[%d] = %lld but w ('%s') has shape %s", i,
+                           (long long)ks[i], w->name, hc_shape_str(w->rank, w->dims, s1, sizeof s1));
+    if (p->k[i] < 1)
+      return hc_node_error(n, HX_STATUS_INVALID_ARGUMENT, "w ('%s') has shape %s; kernel sizes must be >= 1", w->name,
+                           hc_shape_str(w->rank, w->dims, s1, sizeof s1));
+  }
+  HX_RETURN_IF_ERROR(hc_sliding_window_geometry(n, p->nd, p->in, p->k, false, p->s, p->d, p->pb, p->pe, p->out));
+  p->P = hc_shape_numel(p->nd, p->out);
+  p->inplane = hc_shape_numel(p->nd, p->in);
+  p->ktot = hc_shape_numel(p->nd, p->k);
+  p->Kc = p->Cg * p->ktot;
+
+  int64_t step;
+  HX_RETURN_IF_ERROR(ci_single(n, p->xz, "x_zero_point"));
+  HX_RETURN_IF_ERROR(ci_per_channel(n, p->wz, p->M, &step));
+  if (q) {
+    HX_RETURN_IF_ERROR(ci_single(n, p->xs, "x_scale"));
+    HX_RETURN_IF_ERROR(ci_single(n, p->ys, "y_scale"));
+    HX_RETURN_IF_ERROR(ci_single(n, p->yz, "y_zero_point"));
+    HX_RETURN_IF_ERROR(ci_per_channel(n, p->wsc, p->M, &step));
+    if (p->bias && !(p->bias->rank == 1 && p->bias->dims[0] == p->M))
+      return hc_node_error(n, HX_STATUS_INVALID_ARGUMENT, "bias B ('%s') has shape %s; expected (%lld)",
+                           p->bias->name, hc_shape_str(p->bias->rank, p->bias->dims, s1, sizeof s1), (long long)p->M);
+  }
+  return HX_OK;
+}
+
+static hx_status_t infer_ci_common(hc_node* n, bool q) {
+  ci_plan p;
+  HX_RETURN_IF_ERROR(ci_setup(n, q, &p));
+  int64_t dims[HC_MAX_RANK] = {p.N, p.M};
+  for (int i = 0; i < p.nd; ++i) dims[2 + i] = p.out[i];
+  hc_set_output(n, 0, p.yt, p.nd + 2, dims);
+  return HX_OK;
+}
+
+static hx_status_t infer_conv_integer(hc_graph* g, hc_node* n) { return infer_ci_common(n, false); }
+static hx_status_t infer_qlinear_conv(hc_graph* g, hc_node* n) { return infer_ci_common(n, true); }
+
+/* Workspace: packed W (M rows), then the im2col rows (N*G*P). */
+static uint64_t ci_w_bytes(const ci_plan* p, int64_t Kp) { return (uint64_t)round_up(p->M * Kp * 2, 64); }
+
+static uint64_t ci_workspace_common(const hc_node* n, bool q) {
+  ci_plan p;
+  if (ci_setup(n, q, &p) != HX_OK) return 0;
+  int64_t Kp = round_up(p.Kc, IG_MAX_LANES);
+  return ci_w_bytes(&p, Kp) + (uint64_t)(p.N * p.G * p.P * Kp * 2);
+}
+
+static uint64_t conv_integer_workspace(const hc_node* n) { return ci_workspace_common(n, false); }
+static uint64_t qlinear_conv_workspace(const hc_node* n) { return ci_workspace_common(n, true); }
+
+/* State of the im2col emitter: the tap loops nest one level per spatial dim. */
+typedef struct ci_cols {
+  hc_kb* kb;
+  const ci_plan* p;
+  LLVMValueRef px, dst, xz;
+  LLVMValueRef base[IG_MAX_SP];    /* o*stride - pad_begin per dim */
+  int64_t instride[IG_MAX_SP];
+  LLVMValueRef drow;                /* packed index of (row, channel, tap 0) */
+} ci_cols;
+
+/* Tap loop of spatial dim e: accumulates the input index, the in-bounds
+ * flag and the tap number; the innermost level stores one packed value. */
+static void ci_taps(ci_cols* c, int e, LLVMValueRef idx, LLVMValueRef inb, LLVMValueRef tap) {
+  hc_kb* kb = c->kb;
+  const ci_plan* p = c->p;
+  LLVMBuilderRef b = kb->b;
+  hc_loop kl;
+  LLVMValueRef k = hc_loop_begin(kb, &kl, hc_kb_i64(kb, 0), hc_kb_i64(kb, p->k[e]), "tap");
+  LLVMValueRef i = hc_kb_iadd(kb, c->base[e], hc_kb_imul(kb, k, hc_kb_i64(kb, p->d[e])));
+  LLVMValueRef ok = LLVMBuildICmp(b, LLVMIntULT, i, hc_kb_i64(kb, p->in[e]), "");
+  LLVMValueRef inb2 = inb ? LLVMBuildAnd(b, inb, ok, "") : ok;
+  LLVMValueRef idx2 = hc_kb_iadd(kb, idx, hc_kb_imul(kb, i, hc_kb_i64(kb, c->instride[e])));
+  LLVMValueRef tap2 = hc_kb_iadd(kb, hc_kb_imul(kb, tap, hc_kb_i64(kb, p->k[e])), k);
+  if (e + 1 < p->nd) {
+    ci_taps(c, e + 1, idx2, inb2, tap2);
+  } else {
+    hx_dtype_t xt = p->x->dtype;
+    LLVMValueRef safe = LLVMBuildSelect(b, inb2, idx2, hc_kb_i64(kb, 0), "");
+    LLVMValueRef v = hc_kb_convert(kb, hc_kb_load(kb, xt, c->px, safe), xt, HX_DTYPE_INT32);
+    v = LLVMBuildSelect(b, inb2, LLVMBuildSub(b, v, c->xz, ""), hc_kb_i32(kb, 0), "");
+    hc_kb_store(kb, HX_DTYPE_INT16, c->dst, hc_kb_iadd(kb, c->drow, tap2), LLVMBuildTrunc(b, v, kb->t_i16, ""));
+  }
+  hc_loop_end(kb, &kl);
+}
+
+/* im2col: task (image, group, block of output positions); row (n, g, pos)
+ * holds x(n, g*Cg + c, pos*stride - pad + tap*dilation) - x_zero_point for
+ * every channel c and tap, 0 where the tap falls in the padding. */
+static hx_status_t ci_im2col(hc_lower_ctx* lc, const hc_node* n, const ci_plan* p, int64_t Kp, uint64_t dst_off) {
+  const int64_t PBK = 64;
+  int64_t nblk = (p->P + PBK - 1) / PBK;
+  hc_kb kb;
+  HX_RETURN_IF_ERROR(hc_kb_begin(lc, n, "im2col", p->N * p->G * nblk, &kb));
+  LLVMBuilderRef b = kb.b;
+  ci_cols c;
+  memset(&c, 0, sizeof c);
+  c.kb = &kb;
+  c.p = p;
+  c.px = hc_kb_ptr(&kb, p->x);
+  LLVMValueRef ws = hc_kb_workspace(&kb);
+  c.dst = LLVMBuildGEP2(b, kb.t_i8, ws, (LLVMValueRef[]){hc_kb_i64(&kb, (int64_t)dst_off)}, 1, "");
+  c.xz = p->xz ? hc_kb_convert(&kb, hc_kb_load(&kb, p->xz->dtype, hc_kb_ptr(&kb, p->xz), hc_kb_i64(&kb, 0)),
+                               p->xz->dtype, HX_DTYPE_INT32)
+               : hc_kb_i32(&kb, 0);
+  hc_strides(p->nd, p->in, c.instride);
+  int64_t ostride[IG_MAX_SP];
+  hc_strides(p->nd, p->out, ostride);
+  hc_loop task, pl, cl, kl;
+  LLVMValueRef t = hc_kb_task_loop_begin(&kb, &task);
+  LLVMValueRef ng = LLVMBuildUDiv(b, t, hc_kb_i64(&kb, nblk), "");
+  LLVMValueRef q0 = hc_kb_imul(&kb, LLVMBuildURem(b, t, hc_kb_i64(&kb, nblk), ""), hc_kb_i64(&kb, PBK));
+  LLVMValueRef q1 = hc_kb_imin(&kb, hc_kb_iadd(&kb, q0, hc_kb_i64(&kb, PBK)), hc_kb_i64(&kb, p->P));
+  /* (n*G + g) * Cg is the first input channel of the group in image n. */
+  LLVMValueRef xbase = hc_kb_imul(&kb, ng, hc_kb_i64(&kb, p->Cg * p->inplane));
+  LLVMValueRef pos = hc_loop_begin(&kb, &pl, q0, q1, "pos");
+  for (int e = 0; e < p->nd; ++e) {
+    LLVMValueRef o = LLVMBuildUDiv(b, pos, hc_kb_i64(&kb, ostride[e]), "");
+    if (e > 0) o = LLVMBuildURem(b, o, hc_kb_i64(&kb, p->out[e]), "");
+    c.base[e] = LLVMBuildSub(b, hc_kb_imul(&kb, o, hc_kb_i64(&kb, p->s[e])), hc_kb_i64(&kb, p->pb[e]), "");
+  }
+  LLVMValueRef row =
+      hc_kb_imul(&kb, hc_kb_iadd(&kb, hc_kb_imul(&kb, ng, hc_kb_i64(&kb, p->P)), pos), hc_kb_i64(&kb, Kp));
+  LLVMValueRef ch = hc_loop_begin(&kb, &cl, hc_kb_i64(&kb, 0), hc_kb_i64(&kb, p->Cg), "c");
+  c.drow = hc_kb_iadd(&kb, row, hc_kb_imul(&kb, ch, hc_kb_i64(&kb, p->ktot)));
+  ci_taps(&c, 0, hc_kb_iadd(&kb, xbase, hc_kb_imul(&kb, ch, hc_kb_i64(&kb, p->inplane))), NULL, hc_kb_i64(&kb, 0));
+  hc_loop_end(&kb, &cl);
+  LLVMValueRef k = hc_loop_begin(&kb, &kl, hc_kb_i64(&kb, p->Kc), hc_kb_i64(&kb, Kp), "kpad");
+  hc_kb_store(&kb, HX_DTYPE_INT16, c.dst, hc_kb_iadd(&kb, row, k), LLVMConstInt(kb.t_i16, 0, 0));
+  hc_loop_end(&kb, &kl);
+  hc_loop_end(&kb, &pl);
+  hc_loop_end(&kb, &task);
+  double elems = (double)p->N * (double)p->G * (double)p->P * (double)Kp;
+  hc_kb_end(&kb, elems, 3.0 * elems);
+  return HX_OK;
+}
+
+static hx_status_t lower_ci_common(hc_lower_ctx* lc, hc_node* n, bool q) {
+  ci_plan p;
+  HX_RETURN_IF_ERROR(ci_setup(n, q, &p));
+  if (hc_value_numel(n->outputs[0]) == 0) return HX_OK;
+  unsigned L = ig_lanes(lc, p.Kc);
+  int64_t Kp = round_up(p.Kc, L);
+  uint64_t x_off = ci_w_bytes(&p, Kp);
+  int64_t wz_step = 0, ws_step = 0;
+  HX_RETURN_IF_ERROR(ci_per_channel(n, p.wz, p.M, &wz_step));
+  if (q) HX_RETURN_IF_ERROR(ci_per_channel(n, p.wsc, p.M, &ws_step));
+
+  int64_t rdims[1] = {p.M}, zs[1] = {wz_step};
+  HX_RETURN_IF_ERROR(ig_pack_rows(lc, n, "pack_w", p.w, p.M, p.Kc, Kp, 0, p.wz, 1, rdims, zs));
+  HX_RETURN_IF_ERROR(ci_im2col(lc, n, &p, Kp, x_off));
+
+  ig_prod d;
+  memset(&d, 0, sizeof d);
+  d.Mt = p.Mg, d.Pt = p.P, d.Kp = Kp, d.L = L;
+  d.outer_rank = 2;
+  d.outer_dims[0] = p.N, d.outer_dims[1] = p.G;
+  d.w_os[0] = 0, d.w_os[1] = p.Mg * Kp;
+  d.x_os[0] = p.G * p.P * Kp, d.x_os[1] = p.P * Kp;
+  d.x_ws_offset = x_off;
+  d.yt = p.yt;
+  if (q) {
+    d.sm = p.wsc, d.sp = p.xs, d.sy = p.ys, d.zy = p.yz, d.bias = p.bias;
+    d.sm_os[1] = ws_step * p.Mg, d.sm_step = ws_step;
+    d.bias_os[1] = p.Mg, d.bias_step = 1;
+  }
+  return ig_emit_product(lc, n, &d, n->outputs[0]);
+}
+
+static hx_status_t lower_conv_integer(hc_lower_ctx* lc, hc_node* n) { return lower_ci_common(lc, n, false); }
+static hx_status_t lower_qlinear_conv(hc_lower_ctx* lc, hc_node* n) { return lower_ci_common(lc, n, true); }
+
+static const char* const k_conv_attrs[] = {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides", NULL};
+
+const hc_op_desc hc_op_matmul_integer = {"MatMulInteger", "", 10, 22, NULL, 0, infer_matmul_integer,
+                                         lower_matmul_integer, NULL, matmul_integer_workspace};
+const hc_op_desc hc_op_qlinear_matmul = {"QLinearMatMul", "", 10, 22, NULL, 0, infer_qlinear_matmul,
+                                         lower_qlinear_matmul, NULL, qlinear_matmul_workspace};
+const hc_op_desc hc_op_conv_integer = {"ConvInteger", "", 10, 22, k_conv_attrs, 0, infer_conv_integer,
+                                       lower_conv_integer, NULL, conv_integer_workspace};
+const hc_op_desc hc_op_qlinear_conv = {"QLinearConv", "", 10, 22, k_conv_attrs, 0, infer_qlinear_conv,
+                                       lower_qlinear_conv, NULL, qlinear_conv_workspace};

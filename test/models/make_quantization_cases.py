@@ -1,0 +1,520 @@
+#!/usr/bin/python3
+"""Extra test cases for the quantized operators, checked against numpy.
+
+Writes ONNX backend-style test folders (model.onnx + test_data_set_0/
+input_i.pb, output_i.pb) under the directory given on the command line,
+covering what the ONNX backend suite does not: per-axis quantization on
+several axes, negative zero points, saturation and rounding ties, blocked
+quantization and 16-bit types (opset 21), float16/bfloat16 scales (opset 19),
+int32 inputs, constant-folded dequantization, multi-chunk
+DynamicQuantizeLinear, batch-broadcast MatMulInteger/QLinearMatMul with per
+row/column zero points and scales, uint8 x int8 mixes, and grouped, strided,
+dilated, padded (explicit and auto_pad) 1-D/2-D/3-D ConvInteger and
+QLinearConv with per-channel weight scales and zero points and a bias.
+
+The expected outputs are computed here with integer numpy arithmetic
+(int64 products and sums) and the specification's rounding (np.rint, half to
+even); the requantisation multiplies the exact sum by the float32 multiplier
+a_scale * b_scale / y_scale in float64, as the ONNX reference does.
+
+usage: make_quantization_cases.py OUT_DIR
+then:  harness-test OUT_DIR
+"""
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto as T
+from onnx import helper, numpy_helper
+
+RNG = np.random.default_rng(20240611)
+NP2ONNX = {np.float32: T.FLOAT, np.float16: T.FLOAT16, np.uint8: T.UINT8, np.int8: T.INT8, np.uint16: T.UINT16,
+           np.int16: T.INT16, np.int32: T.INT32, np.int64: T.INT64}
+
+
+class BF16:
+    """A bfloat16 tensor held as float32 values that are exactly representable."""
+
+    def __init__(self, f32):
+        self.v = to_bf16(np.asarray(f32, np.float32))
+
+
+def to_bf16(f):
+    """Rounds float32 to the nearest bfloat16 (ties to even), as float32."""
+    b = np.asarray(f, np.float32).view(np.uint32).astype(np.uint64)
+    sh = np.uint64(16)
+    b = ((b + np.uint64(0x7FFF) + ((b >> sh) & np.uint64(1))) >> sh) << sh
+    return b.astype(np.uint32).view(np.float32)
+
+
+def tensor(name, a):
+    if isinstance(a, BF16):
+        t = T()
+        t.name = name
+        t.data_type = T.BFLOAT16
+        t.dims.extend(a.v.shape)
+        t.raw_data = (a.v.view(np.uint32) >> 16).astype(np.uint16).tobytes()
+        return t
+    return numpy_helper.from_array(np.asarray(a), name)
+
+
+def elem_type(a):
+    if isinstance(a, BF16):
+        return T.BFLOAT16
+    return NP2ONNX[np.asarray(a).dtype.type]
+
+
+def shape_of(a):
+    return list((a.v if isinstance(a, BF16) else np.asarray(a)).shape)
+
+
+def save_case(root, name, node, inputs, outputs, opset, initializers=()):
+    """inputs/outputs: lists of (name, array); initializers: names among the
+    inputs that become graph initializers (constants) instead of inputs."""
+    d = os.path.join(root, name)
+    os.makedirs(os.path.join(d, 'test_data_set_0'), exist_ok=True)
+    graph_inputs = [helper.make_tensor_value_info(n, elem_type(a), shape_of(a)) for n, a in inputs
+                    if n not in initializers]
+    inits = [tensor(n, a) for n, a in inputs if n in initializers]
+    graph_outputs = [helper.make_tensor_value_info(n, elem_type(a), shape_of(a)) for n, a in outputs]
+    g = helper.make_graph([node], name, graph_inputs, graph_outputs, initializer=inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid('', opset)])
+    onnx.save(m, os.path.join(d, 'model.onnx'))
+    i = 0
+    for n, a in inputs:
+        if n in initializers:
+            continue
+        with open(os.path.join(d, 'test_data_set_0', 'input_%d.pb' % i), 'wb') as f:
+            f.write(tensor(n, a).SerializeToString())
+        i += 1
+    for i, (n, a) in enumerate(outputs):
+        with open(os.path.join(d, 'test_data_set_0', 'output_%d.pb' % i), 'wb') as f:
+            f.write(tensor(n, a).SerializeToString())
+
+
+def qrange(dt):
+    info = np.iinfo(dt)
+    return int(info.min), int(info.max)
+
+
+def expand_param(p, xshape, axis, block):
+    """Scale or zero point broadcast to x's shape (per tensor, axis, block)."""
+    p = np.asarray(p)
+    if p.size == 1 and p.ndim <= 1 and not block:
+        return np.broadcast_to(p.reshape(()), xshape)
+    axis = axis % len(xshape)
+    if block:
+        return np.take(np.repeat(p, block, axis=axis), np.arange(xshape[axis]), axis=axis)
+    shp = [1] * len(xshape)
+    shp[axis] = xshape[axis]
+    return np.broadcast_to(p.reshape(shp), xshape)
+
+
+def ref_quantize(x, s, z, yt, axis=1, block=0):
+    xs = x.v if isinstance(x, BF16) else x
+    sv = s.v if isinstance(s, BF16) else s
+    se = expand_param(sv, xs.shape, axis, block)
+    if xs.dtype == np.int32:
+        q = xs.astype(np.float64) / se.astype(np.float64)
+    elif isinstance(x, BF16):
+        q = to_bf16(xs.astype(np.float32) / se.astype(np.float32))
+    else:
+        q = xs / se
+    # saturate infinities before the conversion (numpy maps them to INT64_MIN)
+    r = np.clip(np.rint(q.astype(np.float64)), -2.0**40, 2.0**40).astype(np.int64)
+    if z is not None:
+        r = r + expand_param(z, xs.shape, axis, block).astype(np.int64)
+    lo, hi = qrange(yt)
+    return np.clip(r, lo, hi).astype(yt)
+
+
+def ref_dequantize(x, s, z, axis=1, block=0):
+    sv = s.v if isinstance(s, BF16) else s
+    d = x.astype(np.int64)
+    if z is not None:
+        d = d - expand_param(z, x.shape, axis, block).astype(np.int64)
+    y = d.astype(np.float32) * expand_param(sv, x.shape, axis, block).astype(np.float32)
+    if isinstance(s, BF16):
+        return BF16(y)
+    return y.astype(sv.dtype)
+
+
+def rand_q(dt, shape):
+    lo, hi = qrange(dt)
+    return RNG.integers(lo, hi + 1, size=shape).astype(dt)
+
+
+# ---- QuantizeLinear / DequantizeLinear ----------------------------------------
+
+def quantize_cases(root):
+    def q(name, x, s, z, yt, opset, axis=None, block=None, out_dtype=None):
+        attrs = {}
+        if axis is not None:
+            attrs['axis'] = axis
+        if block is not None:
+            attrs['block_size'] = block
+        if out_dtype is not None:
+            attrs['output_dtype'] = out_dtype
+        ins = ['x', 's'] + (['z'] if z is not None else [])
+        node = helper.make_node('QuantizeLinear', ins, ['y'], **attrs)
+        y = ref_quantize(x, s, z, yt, 1 if axis is None else axis, block or 0)
+        inputs = [('x', x), ('s', s)] + ([('z', z)] if z is not None else [])
+        save_case(root, name, node, inputs, [('y', y)], opset)
+
+    x = (RNG.standard_normal((3, 4, 5)) * 300).astype(np.float32)
+    q('q_axis0_int8_negzp', x, np.array([0.5, 2.0, 3.25], np.float32), np.array([-7, 0, 100], np.int8), np.int8, 13,
+      axis=0)
+    q('q_axis_last_uint8', x, (RNG.random(5) * 4 + 0.1).astype(np.float32),
+      np.array([0, 3, 128, 250, 255], np.uint8), np.uint8, 13, axis=-1)
+    q('q_axis_mid_int8', x, (RNG.random(4) * 4 + 0.1).astype(np.float32),
+      np.array([-128, -1, 1, 127], np.int8), np.int8, 13, axis=1)
+    ties = np.array([0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 126.5, 127.5, -128.5, -129.5, 1e10, -1e10, np.inf, -np.inf, 3.0,
+                     -3.49999], np.float32)
+    q('q_ties_saturate_int8', ties, np.float32(1.0), np.int8(-3), np.int8, 13)
+    q('q_ties_saturate_uint8', ties * 2, np.float32(2.0), np.uint8(7), np.uint8, 10)
+    q('q_no_zero_point', (RNG.random((2, 9)) * 600 - 100).astype(np.float32), np.float32(2.5), None, np.uint8, 13)
+    q('q_int32_input', RNG.integers(-2000, 2000, size=(4, 6)).astype(np.int32), np.float32(7.5), np.int8(5), np.int8,
+      13)
+    q('q_scale_1d_single', (RNG.standard_normal((2, 3)) * 50).astype(np.float32), np.array([0.75], np.float32),
+      np.array([12], np.uint8), np.uint8, 13)
+    xf16 = (RNG.standard_normal((3, 8)) * 100).astype(np.float16)
+    q('q_float16', xf16, np.float16(0.7), np.uint8(120), np.uint8, 19)
+    q('q_float16_axis', xf16, np.array([0.3, 1.1, 2.7], np.float16), np.array([-5, 0, 9], np.int8), np.int8, 19,
+      axis=0)
+    q('q_bfloat16', BF16(RNG.standard_normal((4, 5)) * 100), BF16(np.float32(0.9)), np.int8(-2), np.int8, 19)
+    x21 = (RNG.standard_normal((4, 6)) * 200).astype(np.float32)
+    q('q_blocked_last_axis_ragged', x21, (RNG.random((4, 2)) * 3 + 0.2).astype(np.float32),
+      RNG.integers(-20, 20, size=(4, 2)).astype(np.int8), np.int8, 21, axis=1, block=4)
+    x21b = (RNG.standard_normal((7, 5, 3)) * 200).astype(np.float32)
+    q('q_blocked_axis0', x21b, (RNG.random((3, 5, 3)) * 3 + 0.2).astype(np.float32),
+      RNG.integers(0, 255, size=(3, 5, 3)).astype(np.uint8), np.uint8, 21, axis=0, block=3)
+    q('q_blocked_block1', x21, (RNG.random((4, 6)) * 3 + 0.2).astype(np.float32),
+      RNG.integers(-20, 20, size=(4, 6)).astype(np.int8), np.int8, 21, axis=1, block=1)
+    q('q_int16', (RNG.standard_normal((5, 7)) * 40000).astype(np.float32), np.float32(0.8), np.int16(-300), np.int16,
+      21)
+    q('q_uint16_axis', (RNG.standard_normal((5, 7)) * 40000).astype(np.float32),
+      (RNG.random(7) + 0.5).astype(np.float32), RNG.integers(0, 65535, size=7).astype(np.uint16), np.uint16, 21, axis=1)
+    q('q_output_dtype_int8', (RNG.standard_normal((3, 4)) * 200).astype(np.float32), np.float32(1.5), None, np.int8,
+      21, out_dtype=T.INT8)
+
+    def dq(name, x, s, z, opset, axis=None, block=None, consts=()):
+        attrs = {}
+        if axis is not None:
+            attrs['axis'] = axis
+        if block is not None:
+            attrs['block_size'] = block
+        ins = ['x', 's'] + (['z'] if z is not None else [])
+        node = helper.make_node('DequantizeLinear', ins, ['y'], **attrs)
+        y = ref_dequantize(x, s, z, 1 if axis is None else axis, block or 0)
+        inputs = [('x', x), ('s', s)] + ([('z', z)] if z is not None else [])
+        save_case(root, name, node, inputs, [('y', y)], opset, initializers=consts)
+
+    dq('dq_axis0_int8_negzp', rand_q(np.int8, (3, 4, 5)), np.array([0.5, 2.0, 3.25], np.float32),
+       np.array([-128, 0, 127], np.int8), 13, axis=0)
+    dq('dq_axis_last_uint8', rand_q(np.uint8, (2, 3, 6)), (RNG.random(6) + 0.1).astype(np.float32),
+       rand_q(np.uint8, (6,)), 13, axis=-1)
+    dq('dq_int32', RNG.integers(-2**31, 2**31 - 1, size=(3, 5)).astype(np.int32), np.float32(0.001), None, 13)
+    dq('dq_int32_axis', RNG.integers(-2**20, 2**20, size=(3, 5)).astype(np.int32),
+       (RNG.random(3) + 0.01).astype(np.float32), np.zeros(3, np.int32), 13, axis=0)
+    dq('dq_no_zero_point_int8', rand_q(np.int8, (4, 4)), np.float32(0.25), None, 10)
+    dq('dq_blocked_inner', rand_q(np.int8, (2, 7, 3)), (RNG.random((2, 3, 3)) + 0.1).astype(np.float32),
+       rand_q(np.int8, (2, 3, 3)), 21, axis=1, block=3)
+    dq('dq_blocked_last_axis', rand_q(np.uint8, (3, 10)), (RNG.random((3, 3)) + 0.1).astype(np.float32),
+       rand_q(np.uint8, (3, 3)), 21, axis=-1, block=4)
+    dq('dq_int16', rand_q(np.int16, (4, 9)), np.float32(0.01), np.int16(-1234), 21)
+    dq('dq_uint16_axis', rand_q(np.uint16, (4, 9)), (RNG.random(4) + 0.1).astype(np.float32), rand_q(np.uint16, (4,)),
+       21, axis=0)
+    dq('dq_float16', rand_q(np.uint8, (3, 5)), np.float16(0.0123), np.uint8(128), 19)
+    dq('dq_bfloat16_axis', rand_q(np.int8, (3, 5)), BF16(RNG.random(5) + 0.1), rand_q(np.int8, (5,)), 19, axis=1)
+    dq('dq_constant_folded', rand_q(np.int8, (6, 4)), (RNG.random(6) + 0.1).astype(np.float32), rand_q(np.int8, (6,)),
+       13, axis=0, consts=('x', 's', 'z'))
+
+
+# ---- DynamicQuantizeLinear ------------------------------------------------------
+
+def ref_dynamic(x):
+    mn = np.float32(min(np.float32(0), x.min()))
+    mx = np.float32(max(np.float32(0), x.max()))
+    scale = np.float32(1.0) if mx == mn else np.float32((mx - mn) / np.float32(255))
+    zp = np.float32(np.clip(-(mn / scale), 0, 255))
+    zp = np.uint8(np.rint(zp))
+    y = np.clip(np.rint(x / scale).astype(np.int64) + int(zp), 0, 255).astype(np.uint8)
+    return y, np.array(scale, np.float32), np.array(zp, np.uint8)
+
+
+def dynamic_cases(root):
+    def dyn(name, x):
+        node = helper.make_node('DynamicQuantizeLinear', ['x'], ['y', 'y_scale', 'y_zero_point'])
+        y, s, z = ref_dynamic(x)
+        save_case(root, name, node, [('x', x)], [('y', y), ('y_scale', s), ('y_zero_point', z)], 11)
+
+    dyn('dynq_multi_chunk', (RNG.standard_normal((3, 1000, 17)) * 5 + 1).astype(np.float32))
+    dyn('dynq_all_positive', (RNG.random((4, 33)) * 7 + 0.5).astype(np.float32))
+    dyn('dynq_all_negative', (-RNG.random((50,)) * 3 - 0.1).astype(np.float32))
+    dyn('dynq_all_zero', np.zeros((2, 3), np.float32))
+    dyn('dynq_ties', np.array([-2.55, -1.275, 0, 1.275, 2.55, 0.005, 0.015, 0.025], np.float32))
+
+
+# ---- MatMulInteger / QLinearMatMul ----------------------------------------------
+
+def zp_expand_a(z, A):
+    """a_zero_point/scale broadcast against A's rows (per tensor, [M], [..., M, 1])."""
+    z = np.asarray(z)
+    if z.size == 1 and z.ndim <= 1:
+        return z.reshape(())
+    if z.ndim == 1:
+        return z.reshape(-1, 1)
+    return z
+
+
+def zp_expand_b(z, B):
+    z = np.asarray(z)
+    if z.size == 1 and z.ndim <= 1:
+        return z.reshape(())
+    return z  # [N] or [..., 1, N] broadcast along rows
+
+
+def int_matmul(A, B, az, bz):
+    a = A.astype(np.int64) - (zp_expand_a(az, A).astype(np.int64) if az is not None else 0)
+    b = B.astype(np.int64) - (zp_expand_b(bz, B).astype(np.int64) if bz is not None else 0)
+    return np.matmul(a, b)
+
+
+def wrap32(v):
+    return ((v + 2**31) % 2**32 - 2**31).astype(np.int32)
+
+
+def requant(acc, mult, yz, yt):
+    v = np.rint(acc.astype(np.float64) * mult.astype(np.float64)).astype(np.int64) + int(np.asarray(yz).reshape(()))
+    lo, hi = qrange(yt)
+    return np.clip(v, lo, hi).astype(yt)
+
+
+def matmul_cases(root):
+    def mmi(name, A, B, az=None, bz=None):
+        ins = ['A', 'B'] + (['az'] if az is not None or bz is not None else []) + (['bz'] if bz is not None else [])
+        inputs = [('A', A), ('B', B)]
+        if az is None and bz is not None:
+            ins[2] = ''
+        if az is not None:
+            inputs.append(('az', az))
+        if bz is not None:
+            inputs.append(('bz', bz))
+        node = helper.make_node('MatMulInteger', ins, ['Y'])
+        save_case(root, name, node, inputs, [('Y', wrap32(int_matmul(A, B, az, bz)))], 10)
+
+    mmi('mmi_u8_s8_tensor_zp', rand_q(np.uint8, (5, 40)), rand_q(np.int8, (40, 33)), np.uint8(131), np.int8(-9))
+    mmi('mmi_s8_u8_row_col_zp', rand_q(np.int8, (37, 300)), rand_q(np.uint8, (300, 70)), rand_q(np.int8, (37,)),
+        rand_q(np.uint8, (70,)))
+    mmi('mmi_batch_broadcast_nd_zp', rand_q(np.uint8, (2, 3, 5, 7)), rand_q(np.int8, (3, 7, 4)),
+        rand_q(np.uint8, (2, 3, 5, 1)), rand_q(np.int8, (3, 1, 4)))
+    mmi('mmi_broadcast_b_batch1', rand_q(np.int8, (4, 6, 19)), rand_q(np.int8, (1, 19, 9)), np.int8(-128),
+        np.int8(127))
+    mmi('mmi_1d_a', rand_q(np.uint8, (23,)), rand_q(np.uint8, (2, 23, 6)), np.uint8(255), np.uint8(0))
+    mmi('mmi_1d_b', rand_q(np.uint8, (3, 4, 23)), rand_q(np.int8, (23,)), np.uint8(1), np.int8(3))
+    mmi('mmi_no_zero_points', rand_q(np.uint8, (8, 64)), rand_q(np.uint8, (64, 8)))
+    mmi('mmi_only_b_zero_point', rand_q(np.int8, (3, 5)), rand_q(np.uint8, (5, 2)), None, rand_q(np.uint8, (2,)))
+    # at most 4 rows: the unpacked (axpy) path, several column blocks
+    mmi('mmi_few_rows_batch_nd_zp', rand_q(np.uint8, (2, 3, 2, 37)), rand_q(np.int8, (3, 37, 300)),
+        rand_q(np.uint8, (2, 3, 2, 1)), rand_q(np.int8, (3, 1, 300)))
+    mmi('mmi_gemv_row_col_zp', rand_q(np.int8, (1, 700)), rand_q(np.int8, (700, 513)), rand_q(np.int8, (1,)),
+        rand_q(np.int8, (513,)))
+    ext_a = np.full((6, 512), -128, np.int8)
+    ext_b = np.full((512, 5), -128, np.int8)
+    mmi('mmi_extremes', ext_a, ext_b, np.int8(127), np.int8(127))
+
+    def qmm(name, a, as_, az, b, bs, bz, ys, yz, opset=10):
+        node = helper.make_node('QLinearMatMul', ['a', 'as', 'az', 'b', 'bs', 'bz', 'ys', 'yz'], ['y'])
+        acc = wrap32(int_matmul(a, b, az, bz)).astype(np.int64)
+        if isinstance(as_, BF16):
+            # the multiplier in bfloat16 arithmetic: each step rounded to bfloat16
+            prod = to_bf16(zp_expand_a(as_.v, a) * zp_expand_b(bs.v, b))
+            mult = to_bf16(prod / ys.v.reshape(()))
+        else:
+            # float32 (or float16) arithmetic in the scales' own type, as the reference
+            mult = (zp_expand_a(as_, a) * zp_expand_b(bs, b)) / np.asarray(ys).reshape(())
+        y = requant(acc, np.asarray(mult), yz, np.asarray(yz).dtype.type)
+        save_case(root, name, node, [('a', a), ('as', as_), ('az', az), ('b', b), ('bs', bs), ('bz', bz), ('ys', ys),
+                                     ('yz', yz)], [('y', y)], opset)
+
+    f32 = np.float32
+    qmm('qmm_u8_tensor', rand_q(np.uint8, (9, 50)), f32(0.02), np.uint8(120), rand_q(np.uint8, (50, 11)), f32(0.015),
+        np.uint8(130), f32(0.6), np.uint8(128))
+    qmm('qmm_s8_row_col', rand_q(np.int8, (7, 45)), (RNG.random(7) * 0.05 + 0.01).astype(f32), rand_q(np.int8, (7,)),
+        rand_q(np.int8, (45, 13)), (RNG.random(13) * 0.05 + 0.01).astype(f32), rand_q(np.int8, (13,)), f32(0.9),
+        np.int8(-10))
+    qmm('qmm_batched_nd_params', rand_q(np.uint8, (2, 5, 30)), (RNG.random((2, 5, 1)) * 0.05 + 0.01).astype(f32),
+        rand_q(np.uint8, (2, 5, 1)), rand_q(np.int8, (2, 30, 6)), (RNG.random((2, 1, 6)) * 0.05 + 0.01).astype(f32),
+        rand_q(np.int8, (2, 1, 6)), f32(0.3), np.uint8(100))
+    qmm('qmm_few_rows_row_col', rand_q(np.uint8, (3, 50)), (RNG.random(3) * 0.05 + 0.01).astype(f32),
+        rand_q(np.uint8, (3,)), rand_q(np.int8, (50, 270)), (RNG.random(270) * 0.05 + 0.01).astype(f32),
+        rand_q(np.int8, (270,)), f32(0.5), np.uint8(77))
+    qmm('qmm_few_rows_nd_broadcast', rand_q(np.int8, (2, 1, 4, 16)),
+        (RNG.random((2, 1, 4, 1)) * 0.05 + 0.01).astype(f32), rand_q(np.int8, (2, 1, 4, 1)),
+        rand_q(np.uint8, (3, 16, 5)), (RNG.random((3, 1, 5)) * 0.05 + 0.01).astype(f32),
+        rand_q(np.uint8, (3, 1, 5)), f32(0.08), np.int8(-20))
+    f16 = np.float16
+    qmm('qmm_float16_scales', rand_q(np.uint8, (6, 40)), (RNG.random(6) * 0.05 + 0.01).astype(f16),
+        rand_q(np.uint8, (6,)), rand_q(np.int8, (40, 9)), f16(0.013), np.int8(1), f16(0.4), np.uint8(128), opset=21)
+    qmm('qmm_bfloat16_scales', rand_q(np.int8, (2, 3, 24)), BF16(np.float32(0.021)), np.int8(-4),
+        rand_q(np.uint8, (24, 7)), BF16(RNG.random(7) * 0.05 + 0.01), rand_q(np.uint8, (7,)), BF16(np.float32(0.5)),
+        np.int8(0), opset=21)
+    qmm('qmm_broadcast_saturate_s8', rand_q(np.uint8, (3, 4, 64)), f32(0.1), np.uint8(0), rand_q(np.int8, (64, 5)),
+        f32(0.1), np.int8(0), f32(0.05), np.int8(3))
+
+
+# ---- ConvInteger / QLinearConv ---------------------------------------------------
+
+def conv_geometry(xs, ks, strides, dil, pads, auto_pad):
+    nd = len(ks)
+    pb, pe, out = [], [], []
+    for i in range(nd):
+        ek = (ks[i] - 1) * dil[i] + 1
+        if auto_pad in ('SAME_UPPER', 'SAME_LOWER'):
+            o = -(-xs[i] // strides[i])
+            total = max(0, (o - 1) * strides[i] + ek - xs[i])
+            b = total // 2 if auto_pad == 'SAME_UPPER' else total - total // 2
+            pb.append(b)
+            pe.append(total - b)
+        elif auto_pad == 'VALID':
+            pb.append(0)
+            pe.append(0)
+        else:
+            pb.append(pads[i])
+            pe.append(pads[nd + i])
+        out.append((xs[i] + pb[i] + pe[i] - ek) // strides[i] + 1)
+    return pb, pe, out
+
+
+def int_conv(x, w, xz, wz, group, strides, dil, pads, auto_pad):
+    """Exact integer convolution of (x - xz) and (w - wz) (padding = 0 after
+    the zero point is subtracted), int64."""
+    N, C = x.shape[:2]
+    M = w.shape[0]
+    nd = x.ndim - 2
+    ks = list(w.shape[2:])
+    pb, pe, out = conv_geometry(list(x.shape[2:]), ks, strides, dil, pads, auto_pad)
+    xd = x.astype(np.int64) - (int(np.asarray(xz).reshape(())) if xz is not None else 0)
+    wd = w.astype(np.int64)
+    if wz is not None:
+        wz = np.asarray(wz).astype(np.int64)
+        wd = wd - (wz.reshape((-1,) + (1,) * (nd + 1)) if wz.size > 1 else wz.reshape(()))
+    xp = np.pad(xd, [(0, 0), (0, 0)] + [(pb[i], pe[i]) for i in range(nd)])
+    Cg, Mg = C // group, M // group
+    y = np.zeros([N, M] + out, np.int64)
+    for g in range(group):
+        for m in range(g * Mg, (g + 1) * Mg):
+            for tap in np.ndindex(*ks):
+                sl = [slice(None), slice(g * Cg, (g + 1) * Cg)]
+                for i in range(nd):
+                    st = tap[i] * dil[i]
+                    sl.append(slice(st, st + (out[i] - 1) * strides[i] + 1, strides[i]))
+                patch = xp[tuple(sl)]  # N, Cg, out...
+                wv = wd[(m, slice(None)) + tap]  # Cg
+                y[:, m] += np.tensordot(patch, wv, axes=([1], [0]))
+    return y
+
+
+def conv_attrs(nd, group, strides, dil, pads, auto_pad, ks):
+    a = {'group': group}
+    if strides != [1] * nd:
+        a['strides'] = strides
+    if dil != [1] * nd:
+        a['dilations'] = dil
+    if auto_pad != 'NOTSET':
+        a['auto_pad'] = auto_pad
+    elif any(pads):
+        a['pads'] = pads
+    a['kernel_shape'] = ks
+    return a
+
+
+def conv_cases(root):
+    def ci(name, x, w, xz, wz, group=1, strides=None, dil=None, pads=None, auto_pad='NOTSET'):
+        nd = x.ndim - 2
+        strides = strides or [1] * nd
+        dil = dil or [1] * nd
+        pads = pads or [0] * (2 * nd)
+        ins = ['x', 'w'] + (['xz'] if xz is not None or wz is not None else []) + (['wz'] if wz is not None else [])
+        inputs = [('x', x), ('w', w)]
+        if xz is None and wz is not None:
+            ins[2] = ''
+        if xz is not None:
+            inputs.append(('xz', xz))
+        if wz is not None:
+            inputs.append(('wz', wz))
+        node = helper.make_node('ConvInteger', ins, ['y'],
+                                **conv_attrs(nd, group, strides, dil, pads, auto_pad, list(w.shape[2:])))
+        y = wrap32(int_conv(x, w, xz, wz, group, strides, dil, pads, auto_pad))
+        save_case(root, name, node, inputs, [('y', y)], 10)
+
+    ci('ci_grouped_strided_padded_dilated', rand_q(np.uint8, (2, 4, 9, 8)), rand_q(np.int8, (6, 2, 3, 2)),
+       np.uint8(128), rand_q(np.int8, (6,)), group=2, strides=[2, 1], dil=[1, 2], pads=[1, 0, 2, 1])
+    ci('ci_1d_same_upper', rand_q(np.int8, (2, 3, 11)), rand_q(np.uint8, (5, 3, 3)), np.int8(-5), np.uint8(200),
+       strides=[2], auto_pad='SAME_UPPER')
+    ci('ci_2d_same_lower', rand_q(np.uint8, (1, 3, 7, 6)), rand_q(np.int8, (4, 3, 4, 3)), np.uint8(7), np.int8(-1),
+       strides=[2, 2], auto_pad='SAME_LOWER')
+    ci('ci_3d_valid', rand_q(np.uint8, (1, 2, 5, 6, 4)), rand_q(np.uint8, (3, 2, 2, 3, 2)), np.uint8(100),
+       rand_q(np.uint8, (3,)), auto_pad='VALID')
+    ci('ci_depthwise', rand_q(np.int8, (1, 8, 10, 10)), rand_q(np.int8, (8, 1, 3, 3)), np.int8(3),
+       rand_q(np.int8, (8,)), group=8, pads=[1, 1, 1, 1])
+    ci('ci_no_zero_points', rand_q(np.int8, (1, 16, 5, 5)), rand_q(np.uint8, (20, 16, 1, 1)), None, None)
+    ci('ci_only_w_zero_point', rand_q(np.uint8, (1, 3, 6, 6)), rand_q(np.int8, (2, 3, 3, 3)), None, np.int8(-7),
+       pads=[2, 2, 0, 0])
+    ci('ci_wide_channels', rand_q(np.uint8, (1, 40, 6, 5)), rand_q(np.int8, (37, 40, 3, 3)), np.uint8(121),
+       rand_q(np.int8, (37,)), pads=[1, 1, 1, 1])
+
+    def qc(name, x, xs, xz, w, ws, wz, ys, yz, B=None, group=1, strides=None, dil=None, pads=None,
+           auto_pad='NOTSET'):
+        nd = x.ndim - 2
+        strides = strides or [1] * nd
+        dil = dil or [1] * nd
+        pads = pads or [0] * (2 * nd)
+        ins = ['x', 'xs', 'xz', 'w', 'ws', 'wz', 'ys', 'yz'] + (['B'] if B is not None else [])
+        inputs = [('x', x), ('xs', xs), ('xz', xz), ('w', w), ('ws', ws), ('wz', wz), ('ys', ys), ('yz', yz)]
+        if B is not None:
+            inputs.append(('B', B))
+        node = helper.make_node('QLinearConv', ins, ['y'],
+                                **conv_attrs(nd, group, strides, dil, pads, auto_pad, list(w.shape[2:])))
+        acc = wrap32(int_conv(x, w, xz, wz, group, strides, dil, pads, auto_pad)).astype(np.int64)
+        shp = (1, -1) + (1,) * nd
+        if B is not None:
+            acc = wrap32(acc + B.astype(np.int64).reshape(shp)).astype(np.int64)
+        wsv = np.asarray(ws, np.float32)
+        mult = (np.float32(np.asarray(xs).reshape(())) * (wsv.reshape(shp) if wsv.size > 1 else wsv.reshape(()))) \
+            / np.float32(np.asarray(ys).reshape(()))
+        y = requant(acc, np.asarray(mult, np.float32), yz, np.asarray(yz).dtype.type)
+        save_case(root, name, node, inputs, [('y', y)], 10)
+
+    f32 = np.float32
+    qc('qc_per_channel_bias_grouped', rand_q(np.uint8, (2, 4, 8, 7)), f32(0.02), np.uint8(128),
+       rand_q(np.int8, (6, 2, 3, 3)), (RNG.random(6) * 0.02 + 0.005).astype(f32), rand_q(np.int8, (6,)), f32(0.1),
+       np.uint8(120), B=RNG.integers(-5000, 5000, size=6).astype(np.int32), group=2, strides=[2, 1],
+       pads=[1, 1, 0, 2])
+    qc('qc_s8_dilated_tensor', rand_q(np.int8, (1, 3, 9, 9)), f32(0.05), np.int8(-3), rand_q(np.int8, (4, 3, 2, 2)),
+       f32(0.01), np.int8(2), f32(0.07), np.int8(-1), dil=[2, 3])
+    qc('qc_1x1_batch_bias', rand_q(np.uint8, (2, 12, 4, 4)), f32(0.03), np.uint8(10), rand_q(np.uint8, (7, 12, 1, 1)),
+       (RNG.random(7) * 0.02 + 0.005).astype(f32), rand_q(np.uint8, (7,)), f32(0.2), np.uint8(0),
+       B=RNG.integers(-20000, 20000, size=7).astype(np.int32))
+    qc('qc_1d_same_upper_s8', rand_q(np.int8, (1, 5, 13)), f32(0.1), np.int8(0), rand_q(np.int8, (3, 5, 4)),
+       np.array([0.01, 0.02, 0.03], f32), np.array([0, 1, -1], np.int8), f32(0.05), np.int8(5), strides=[3],
+       auto_pad='SAME_UPPER')
+    qc('qc_depthwise_u8', rand_q(np.uint8, (1, 6, 7, 7)), f32(0.01), np.uint8(127), rand_q(np.uint8, (6, 1, 3, 3)),
+       (RNG.random(6) * 0.02 + 0.005).astype(f32), rand_q(np.uint8, (6,)), f32(0.02), np.uint8(128), group=6,
+       pads=[1, 1, 1, 1], B=RNG.integers(-300, 300, size=6).astype(np.int32))
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit('usage: make_quantization_cases.py OUT_DIR')
+    root = sys.argv[1]
+    os.makedirs(root, exist_ok=True)
+    quantize_cases(root)
+    dynamic_cases(root)
+    matmul_cases(root)
+    conv_cases(root)
+
+
+if __name__ == '__main__':
+    main()
