@@ -88,12 +88,78 @@ static double now_ms(void) {
   return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+hx_status_t hc_parse_batch_list(const char* text, hc_compile_options* o) {
+  o->num_batches = 0;
+  const char* p = text;
+  while (*p) {
+    char* end;
+    long long b = strtoll(p, &end, 10);
+    if (end == p || b < 1)
+      return hx_status_make(HX_STATUS_INVALID_ARGUMENT, "--batch expects positive sizes separated by commas, got '%s'", text);
+    if (o->num_batches == HC_MAX_BATCHES)
+      return hx_status_make(HX_STATUS_INVALID_ARGUMENT, "--batch: at most %d sizes", HC_MAX_BATCHES);
+    if (o->num_batches && b <= o->batch_sizes[o->num_batches - 1])
+      return hx_status_make(HX_STATUS_INVALID_ARGUMENT, "--batch: sizes must be strictly increasing, got '%s'", text);
+    o->batch_sizes[o->num_batches++] = b;
+    p = end;
+    if (*p == ',') ++p;
+    else if (*p) return hx_status_make(HX_STATUS_INVALID_ARGUMENT, "--batch expects sizes like 1,2,4,8, got '%s'", text);
+  }
+  if (o->num_batches == 0) return hx_status_make(HX_STATUS_INVALID_ARGUMENT, "--batch needs at least one size");
+  return HX_OK;
+}
+
+/* Imports the model (for one batch size when batch > 0) and runs the pass
+ * pipeline on it. */
+static hx_status_t build_graph(const hc_compile_options* o, const parsed_overrides* ov, hc_pass_ctx* pctx, int64_t batch,
+                               FILE* log, hc_graph** out_g) {
+  hc_graph* g = NULL;
+  double t0 = now_ms();
+  hc_import_options io = {ov->shapes, ov->num_shapes, ov->constants, ov->num_constants, false, batch};
+  hx_status_t st = hc_import_onnx_file(o->input_path, &io, &g);
+  if (st == HX_OK && o->time_passes) fprintf(log, "time: %-20s %9.3f ms  (%d nodes)\n", "import", now_ms() - t0, g->num_nodes);
+  if (st == HX_OK && o->print_after && !strcmp(o->print_after, "all")) {
+    fprintf(stderr, "// ----- IR after import -----\n");
+    hc_graph_print(g, stderr);
+  }
+  if (st == HX_OK) {
+    hc_pipeline_options po = {.print_after = o->print_after, .print_out = stderr, .time_passes = o->time_passes};
+    st = hc_run_pipeline(pctx, g, hc_pipeline_for_level(o->opt_level), &po);
+  }
+  *out_g = g;
+  return st;
+}
+
+/* Outputs of a batch program must lead with the batch, and differ from the
+ * first program's only there, so the runtime can split results per request. */
+static hx_status_t check_batch_outputs(const hc_program* p, const hc_program* first) {
+  for (int i = 0; i < p->g->num_outputs; ++i) {
+    const hc_value* v = p->g->outputs[i];
+    const hc_value* f = first->g->outputs[i];
+    bool ok = v->rank >= 1 && v->dims[0] == p->batch && v->rank == f->rank && v->dtype == f->dtype;
+    for (int d = 1; ok && d < v->rank; ++d) ok = v->dims[d] == f->dims[d];
+    if (!ok) {
+      char shape[128];
+      return hx_status_make(HX_STATUS_INVALID_ARGUMENT,
+                            "--batch: output '%s' has shape %s at batch %lld; its leading dimension must be the batch "
+                            "(and the rest must not depend on it) so that results can be split per request",
+                            p->g->output_names[i], hc_shape_str(v->rank, v->dims, shape, sizeof shape), (long long)p->batch);
+    }
+  }
+  return HX_OK;
+}
+
 hx_status_t hc_compile(const hc_compile_options* o) {
   FILE* log = o->log ? o->log : stderr;
   if (!o->input_path) return hx_status_make(HX_STATUS_INVALID_ARGUMENT, "no input model given");
   if (!o->output_path) return hx_status_make(HX_STATUS_INVALID_ARGUMENT, "no output path given (use -o FILE)");
   if (o->opt_level < 0 || o->opt_level > 3)
     return hx_status_make(HX_STATUS_INVALID_ARGUMENT, "optimisation level must be 0..3, got %d", o->opt_level);
+  if (o->num_batches < 0 || o->num_batches > HC_MAX_BATCHES)
+    return hx_status_make(HX_STATUS_INVALID_ARGUMENT, "at most %d batch sizes", HC_MAX_BATCHES);
+  for (int i = 0; i < o->num_batches; ++i)
+    if (o->batch_sizes[i] < 1 || (i && o->batch_sizes[i] <= o->batch_sizes[i - 1]))
+      return hx_status_make(HX_STATUS_INVALID_ARGUMENT, "batch sizes must be positive and strictly increasing");
   hc_emit_kind kind = HC_EMIT_LIB;
   HX_RETURN_IF_ERROR(parse_emit(o->emit ? o->emit : "lib", &kind));
   if (o->print_after && strcmp(o->print_after, "all") != 0 && !hc_pass_find(o->print_after))
@@ -103,36 +169,33 @@ hx_status_t hc_compile(const hc_compile_options* o) {
   HX_RETURN_IF_ERROR(hc_target_init(&target, o->target, o->mcpu));
   HX_RETURN_IF_ERROR(hc_target_host(&host));
 
+  const int batched = o->num_batches > 0;
+  const int n = batched ? o->num_batches : 1;
+  hc_program progs[HC_MAX_BATCHES];
+  hc_pass_ctx pctxs[HC_MAX_BATCHES];
+  memset(progs, 0, sizeof progs);
   parsed_overrides ov;
   hx_status_t st = parse_overrides(o, &ov);
-  hc_graph* g = NULL;
-  double t0 = now_ms();
-  if (st == HX_OK) {
-    hc_import_options io = {ov.shapes, ov.num_shapes, ov.constants, ov.num_constants, false};
-    st = hc_import_onnx_file(o->input_path, &io, &g);
-  }
-  double t1 = now_ms();
-  if (st == HX_OK && o->time_passes) fprintf(log, "time: %-20s %9.3f ms  (%d nodes)\n", "import", t1 - t0, g->num_nodes);
-  if (st == HX_OK && o->print_after && !strcmp(o->print_after, "all")) {
-    fprintf(stderr, "// ----- IR after import -----\n");
-    hc_graph_print(g, stderr);
-  }
-  hc_pass_ctx pctx = {.target = &target, .host = &host, .opt_level = o->opt_level, .verbose = o->verbose, .log = log};
-  if (st == HX_OK) {
-    hc_pipeline_options po = {.print_after = o->print_after, .print_out = stderr, .time_passes = o->time_passes};
-    st = hc_run_pipeline(&pctx, g, hc_pipeline_for_level(o->opt_level), &po);
+  for (int i = 0; i < n && st == HX_OK; ++i) {
+    pctxs[i] = (hc_pass_ctx){.target = &target, .host = &host, .opt_level = o->opt_level, .verbose = o->verbose, .log = log};
+    progs[i].pctx = &pctxs[i];
+    progs[i].batch = batched ? o->batch_sizes[i] : 0;
+    if (batched && o->verbose) fprintf(log, "harnessc: batch %lld\n", (long long)progs[i].batch);
+    st = build_graph(o, &ov, &pctxs[i], progs[i].batch, log, &progs[i].g);
+    if (st == HX_OK && batched) st = check_batch_outputs(&progs[i], &progs[0]);
+    if (st != HX_OK && batched) st = hx_status_annotate(st, "compiling batch size %lld", (long long)progs[i].batch);
   }
   if (st == HX_OK) {
     hc_emit_options eo = {.kind = kind, .output_path = o->output_path, .opt_level = o->opt_level, .producer = hc_version_string()};
     double t2 = now_ms();
-    st = hc_emit_artifact(&pctx, g, &target, &eo);
+    st = hc_emit_programs(progs, n, batched, &target, &eo);
     if (st == HX_OK && o->time_passes) fprintf(log, "time: %-20s %9.3f ms\n", "codegen+emit", now_ms() - t2);
   }
   if (st == HX_OK && o->verbose)
-    fprintf(log, "harnessc: %s -> %s (%s, %d kernels' nodes, arena %llu bytes, weights %llu bytes)\n", o->input_path,
-            o->output_path, target.name, g->num_nodes, (unsigned long long)pctx.arena_bytes,
-            (unsigned long long)pctx.weights_bytes);
-  hc_graph_free(g);
+    fprintf(log, "harnessc: %s -> %s (%s, %d kernels' nodes, arena %llu bytes, weights %llu bytes%s)\n", o->input_path,
+            o->output_path, target.name, progs[0].g->num_nodes, (unsigned long long)pctxs[n - 1].arena_bytes,
+            (unsigned long long)pctxs[0].weights_bytes, batched ? ", shared by every batch size" : "");
+  for (int i = 0; i < n; ++i) hc_graph_free(progs[i].g);
   free_overrides(&ov);
   return st;
 }

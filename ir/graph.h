@@ -111,6 +111,12 @@ typedef struct hc_node {
    * in the arena by memory planning. */
   uint64_t workspace_bytes;
   uint64_t workspace_offset;
+  /* Parallel group from the scheduling pass: consecutive nodes with the same
+   * group > 0 are one group, in which nodes of different lanes are
+   * independent and may run concurrently (nodes of one lane run in order).
+   * 0 = not in a parallel group (a step of its own). */
+  int group;
+  int lane;
   bool dead;                /* removed; skipped by iteration, reclaimed by compaction */
 } hc_node;
 

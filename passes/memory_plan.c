@@ -7,8 +7,10 @@
  *  - every other intermediate gets an offset in one 64-byte-aligned arena.
  * Arena offsets come from liveness over the schedule: tensor t occupies
  * [offset, offset+size) from the step of its producer to the step of its
- * last reader (readers of its views included). Tensors whose lifetimes do
- * not overlap may share bytes. Offsets are assigned greedily by decreasing
+ * last reader (readers of its views included). The kernels of a parallel
+ * group (see schedule.c) may run at the same time, so every step of a group
+ * counts as the whole group's span [first step, last step]. Tensors whose
+ * lifetimes do not overlap may share bytes. Offsets are assigned greedily by decreasing
  * size, each at the lowest aligned address that does not collide with an
  * already placed, simultaneously live tensor. The lower bound (largest sum of
  * simultaneously live bytes) is recorded next to the result. */
@@ -43,6 +45,23 @@ static int cmp_blocks(const void* a, const void* b) {
 static hc_value* root_of(hc_value* v) {
   while (v->alias_of) v = v->alias_of;
   return v;
+}
+
+/* span[2*s], span[2*s+1]: first and last step of the parallel group step s
+ * belongs to (s itself outside groups). Caller frees. */
+static int* group_spans(const hc_graph* g) {
+  int n = g->num_nodes;
+  int* span = malloc(sizeof(int) * 2 * (size_t)(n ? n : 1));
+  if (!span) return NULL;
+  for (int s = 0; s < n; ++s) {
+    bool same = s > 0 && g->nodes[s]->group && g->nodes[s]->group == g->nodes[s - 1]->group;
+    span[2 * s] = same ? span[2 * (s - 1)] : s;
+  }
+  for (int s = n - 1; s >= 0; --s) {
+    bool same = s + 1 < n && g->nodes[s]->group && g->nodes[s]->group == g->nodes[s + 1]->group;
+    span[2 * s + 1] = same ? span[2 * (s + 1) + 1] : s;
+  }
+  return span;
 }
 
 static hx_status_t run_memory_plan(hc_pass_ctx* ctx, hc_graph* g) {
@@ -81,10 +100,12 @@ static hx_status_t run_memory_plan(hc_pass_ctx* ctx, hc_graph* g) {
   block* blocks = calloc((size_t)g->num_values + (size_t)g->num_nodes + 1, sizeof(block));
   int* first_of = malloc(sizeof(int) * ((size_t)g->num_values + 1));
   int* last_of = malloc(sizeof(int) * ((size_t)g->num_values + 1));
-  if (!blocks || !first_of || !last_of) {
+  int* span = group_spans(g);
+  if (!blocks || !first_of || !last_of || !span) {
     free(blocks);
     free(first_of);
     free(last_of);
+    free(span);
     return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory planning memory");
   }
   for (int i = 0; i < g->num_values; ++i) first_of[i] = last_of[i] = -1;
@@ -94,14 +115,14 @@ static hx_status_t run_memory_plan(hc_pass_ctx* ctx, hc_graph* g) {
       hc_value* v = n->outputs[j];
       if (!v || v->kind == HC_VALUE_CONST) continue;
       hc_value* r = root_of(v);
-      if (first_of[r->id] < 0) first_of[r->id] = s;
-      if (last_of[r->id] < s) last_of[r->id] = s;
+      if (first_of[r->id] < 0) first_of[r->id] = span[2 * s];
+      if (last_of[r->id] < span[2 * s + 1]) last_of[r->id] = span[2 * s + 1];
     }
     for (int j = 0; j < n->num_inputs; ++j) {
       hc_value* v = n->inputs[j];
       if (!v || v->kind == HC_VALUE_CONST) continue;
       hc_value* r = root_of(v);
-      if (last_of[r->id] < s) last_of[r->id] = s;
+      if (last_of[r->id] < span[2 * s + 1]) last_of[r->id] = span[2 * s + 1];
     }
   }
   int nb = 0;
@@ -122,7 +143,8 @@ static hx_status_t run_memory_plan(hc_pass_ctx* ctx, hc_graph* g) {
     if (!n->workspace_bytes) continue;
     blocks[nb].node = n;
     blocks[nb].size = align_up(n->workspace_bytes);
-    blocks[nb].first = blocks[nb].last = s;
+    blocks[nb].first = span[2 * s];
+    blocks[nb].last = span[2 * s + 1];
     ++nb;
   }
 
@@ -134,6 +156,7 @@ static hx_status_t run_memory_plan(hc_pass_ctx* ctx, hc_graph* g) {
       free(blocks);
       free(first_of);
       free(last_of);
+      free(span);
       return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory planning memory");
     }
     for (int b = 0; b < nb; ++b) {
@@ -209,6 +232,7 @@ static hx_status_t run_memory_plan(hc_pass_ctx* ctx, hc_graph* g) {
   free(blocks);
   free(first_of);
   free(last_of);
+  free(span);
   return st;
 }
 
@@ -216,7 +240,12 @@ hx_status_t hc_memory_plan_verify(const hc_graph* g, uint64_t arena_bytes) {
   /* Gather arena blocks: tensors (roots only) and workspaces. */
   int n = 0;
   block* b = calloc((size_t)g->num_values + (size_t)g->num_nodes + 1, sizeof(block));
-  if (!b) return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory verifying the memory plan");
+  int* span = group_spans(g);
+  if (!b || !span) {
+    free(b);
+    free(span);
+    return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory verifying the memory plan");
+  }
   for (int i = 0; i < g->num_values; ++i) {
     hc_value* v = g->values[i];
     if (v->alias_of || v->storage.base != HX_BASE_ARENA) continue;
@@ -227,6 +256,13 @@ hx_status_t hc_memory_plan_verify(const hc_graph* g, uint64_t arena_bytes) {
     hc_node* nd = g->nodes[s];
     if (!nd->workspace_bytes) continue;
     b[n++] = (block){.node = nd, .size = nd->workspace_bytes, .first = s, .last = s, .offset = nd->workspace_offset};
+  }
+  /* Widen every lifetime to whole parallel groups, independently of what the
+   * planner recorded, so that a planner that forgot a group is caught. */
+  for (int i = 0; i < n; ++i) {
+    if (b[i].first < 0 || b[i].first >= g->num_nodes || b[i].last < b[i].first || b[i].last >= g->num_nodes) continue;
+    b[i].first = span[2 * b[i].first];
+    b[i].last = span[2 * b[i].last + 1];
   }
   hx_status_t st = HX_OK;
   for (int i = 0; i < n && st == HX_OK; ++i) {
@@ -243,6 +279,7 @@ hx_status_t hc_memory_plan_verify(const hc_graph* g, uint64_t arena_bytes) {
     }
   }
   free(b);
+  free(span);
   return st;
 }
 

@@ -60,8 +60,14 @@ hx_status_t hc_run_pipeline(hc_pass_ctx* ctx, hc_graph* g, const hc_pass* const*
  * *out_folded tells whether it did. */
 hx_status_t hc_try_fold_node(hc_pass_ctx* ctx, hc_graph* g, hc_node* n, bool* out_folded);
 
+/* Checks a schedule: ids are steps, every node runs after its inputs, group
+ * ids never decrease, and no node reads from another lane of its own
+ * parallel group. */
+hx_status_t hc_schedule_verify(const hc_graph* g);
+
 /* Checks a memory plan: every arena tensor and workspace is aligned, inside
- * the arena, and disjoint from everything live at the same step. */
+ * the arena, and disjoint from everything live at the same step, where all
+ * steps of one parallel group count as one (their kernels may run at once). */
 hx_status_t hc_memory_plan_verify(const hc_graph* g, uint64_t arena_bytes);
 
 /* Marks nodes whose outputs are all constants or unused as dead and compacts. */

@@ -1,4 +1,5 @@
-/* Artifact loading: dlopen, ABI check, variant choice by CPU features. */
+/* Artifact loading: dlopen, ABI check, variant choice by CPU features, and
+ * the per-program execution plans. */
 #define _GNU_SOURCE
 #include "model.h"
 
@@ -26,6 +27,63 @@ static void describe_features(uint64_t missing, char* buf, size_t cap) {
     if (n < 0 || (size_t)n >= cap - used) break;
     used += (size_t)n;
   }
+}
+
+static const hx_abi_program* header_programs(const hx_abi_header* h, uint32_t* out_count) {
+  *out_count = 0;
+  if (h->abi_minor < 1 || h->header_bytes < sizeof(hx_abi_header) || !h->programs) return NULL;
+  *out_count = h->num_programs;
+  return h->programs;
+}
+
+/* Every input and output of a batch program has the batch as leading dim. */
+static hx_status_t check_batch_dims(const hx_abi_tensor* t, uint32_t n, int64_t batch, const char* what) {
+  for (uint32_t i = 0; i < n; ++i)
+    if (t[i].rank < 1 || t[i].dims[0] != batch)
+      return hx_status_make(HX_STATUS_INCOMPATIBLE, "batch-%lld program: %s '%s' does not have the batch as its leading dimension",
+                            (long long)batch, what, t[i].name);
+  return HX_OK;
+}
+
+/* Builds m->programs from the header: one program per compiled batch size,
+ * or the header's own code as the only program. `vi` is the index of the
+ * chosen code variant, the same in every program. */
+static hx_status_t load_programs(hx_model_t* m, uint32_t vi, const char* path) {
+  const hx_abi_header* h = m->header;
+  uint32_t n = 0;
+  const hx_abi_program* ps = header_programs(h, &n);
+  m->batched = n > 0;
+  m->num_programs = n ? n : 1;
+  m->programs = calloc(m->num_programs, sizeof(hx_program));
+  if (!m->programs) return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory");
+  for (uint32_t i = 0; i < m->num_programs; ++i) {
+    hx_program* p = &m->programs[i];
+    if (n) {
+      const hx_abi_program* ap = &ps[i];
+      if (ap->num_variants != h->num_variants || !ap->variants || ap->batch < 1 ||
+          (i > 0 && ap->batch <= ps[i - 1].batch))
+        return hx_status_make(HX_STATUS_INCOMPATIBLE, "artifact '%s' has a malformed batch program table", path);
+      HX_RETURN_IF_ERROR(check_tensor_table(ap->inputs, h->num_inputs, "input"));
+      HX_RETURN_IF_ERROR(check_tensor_table(ap->outputs, h->num_outputs, "output"));
+      HX_RETURN_IF_ERROR(check_batch_dims(ap->inputs, h->num_inputs, ap->batch, "input"));
+      HX_RETURN_IF_ERROR(check_batch_dims(ap->outputs, h->num_outputs, ap->batch, "output"));
+      p->batch = ap->batch;
+      p->arena_bytes = ap->arena_bytes;
+      p->inputs = ap->inputs;
+      p->outputs = ap->outputs;
+      p->variant = &ap->variants[vi];
+    } else {
+      p->arena_bytes = h->arena_bytes;
+      p->inputs = h->inputs;
+      p->outputs = h->outputs;
+      p->variant = m->variant;
+    }
+    hx_status_t st = hx_exec_plan_build(p->variant->kernels, p->variant->num_kernels, &p->plan);
+    if (st != HX_OK) return hx_status_annotate(st, "artifact '%s'", path);
+    if (p->arena_bytes > m->max_arena_bytes) m->max_arena_bytes = p->arena_bytes;
+    if (p->plan.max_lanes > m->max_lanes) m->max_lanes = p->plan.max_lanes;
+  }
+  return HX_OK;
 }
 
 hx_status_t hx_model_load(const char* path, hx_model_t** out_model) {
@@ -64,7 +122,9 @@ hx_status_t hx_model_load(const char* path, hx_model_t** out_model) {
                         path, h->abi_major, h->abi_minor, HX_ABI_VERSION_MAJOR);
     goto fail;
   }
-  if (h->header_bytes < sizeof(hx_abi_header) || h->num_variants == 0 ||
+  /* A 1.0 header is shorter; fields appended since are read only when the
+   * producer's header has them. */
+  if (h->header_bytes < HX_ABI_HEADER_BYTES_1_0 || h->num_variants == 0 ||
       h->num_bases != HX_BASE_FIRST_IO + h->num_inputs + h->num_outputs) {
     st = hx_status_make(HX_STATUS_INCOMPATIBLE, "artifact '%s' has a malformed header", path);
     goto fail;
@@ -100,6 +160,12 @@ hx_status_t hx_model_load(const char* path, hx_model_t** out_model) {
   m->handle = handle;
   m->header = h;
   m->variant = chosen;
+  st = load_programs(m, (uint32_t)(chosen - h->variants), path);
+  if (st != HX_OK) {
+    m->handle = NULL;
+    hx_model_free(m);
+    goto fail;
+  }
   *out_model = m;
   return HX_OK;
 
@@ -110,8 +176,22 @@ fail:
 
 void hx_model_free(hx_model_t* model) {
   if (!model) return;
-  dlclose(model->handle);
+  for (uint32_t i = 0; model->programs && i < model->num_programs; ++i) hx_exec_plan_release(&model->programs[i].plan);
+  free(model->programs);
+  if (model->handle) dlclose(model->handle);
   free(model);
+}
+
+const hx_program* hx_model_program_for_batch(const hx_model_t* model, int64_t batch) {
+  for (uint32_t i = 0; i < model->num_programs; ++i)
+    if (model->programs[i].batch == batch) return &model->programs[i];
+  return NULL;
+}
+
+size_t hx_model_batch_count(const hx_model_t* model) { return model->batched ? model->num_programs : 0; }
+
+int64_t hx_model_batch_size(const hx_model_t* model, size_t index) {
+  return model->batched && index < model->num_programs ? model->programs[index].batch : 0;
 }
 
 size_t hx_model_input_count(const hx_model_t* model) { return model->header->num_inputs; }
@@ -164,5 +244,5 @@ const char* hx_model_name(const hx_model_t* model) { return model->header->model
 const char* hx_model_producer(const hx_model_t* model) { return model->header->producer; }
 const char* hx_model_target(const hx_model_t* model) { return model->variant->target; }
 const char* hx_model_manifest_json(const hx_model_t* model) { return model->header->manifest_json; }
-size_t hx_model_arena_bytes(const hx_model_t* model) { return (size_t)model->header->arena_bytes; }
+size_t hx_model_arena_bytes(const hx_model_t* model) { return (size_t)model->max_arena_bytes; }
 size_t hx_model_kernel_count(const hx_model_t* model) { return model->variant->num_kernels; }

@@ -1,36 +1,26 @@
-/* Sessions: the planned arena, the bases table and the kernel loop. */
+/* Sessions: the planned arena, the bases table, and one program's schedule
+ * run on the session's thread pool. */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "executor.h"
 #include "model.h"
 #include "thread_pool.h"
 
 struct hx_session {
   const hx_model_t* model;
+  const hx_program* program;
   hx_pool_t* pool;
+  hx_exec_scratch* scratch;
   void* arena;      /* planned arena */
   int owns_arena;
   void** bases;     /* HX_BASE_* layout, see artifact_abi.h */
   size_t* bound_bytes; /* bytes bound per input then output, 0 = unbound */
 };
 
-/* One kernel's arguments while its tasks are spread over the pool. */
-typedef struct kernel_call {
-  hx_abi_kernel_fn fn;
-  void* const* bases;
-} kernel_call;
-
-static void run_kernel_tasks(void* ctx, int64_t begin, int64_t end) {
-  kernel_call* call = ctx;
-  call->fn(call->bases, begin, end);
-}
-
-hx_status_t hx_session_create(const hx_model_t* model, const hx_session_options_t* opts,
-                              hx_session_t** out_session) {
-  if (!out_session) return hx_status_make(HX_STATUS_INVALID_ARGUMENT, "out_session is NULL");
-  *out_session = NULL;
-  if (!model) return hx_status_make(HX_STATUS_INVALID_ARGUMENT, "model is NULL");
+static hx_status_t create_session(const hx_model_t* model, const hx_program* program, const hx_session_options_t* opts,
+                                  hx_session_t** out_session) {
   hx_session_options_t defaults = {0};
   if (!opts) opts = &defaults;
   const hx_abi_header* h = model->header;
@@ -48,6 +38,7 @@ hx_status_t hx_session_create(const hx_model_t* model, const hx_session_options_
   hx_session_t* s = calloc(1, sizeof(*s));
   if (!s) return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory creating session");
   s->model = model;
+  s->program = program;
   s->bases = calloc(h->num_bases, sizeof(void*));
   s->bound_bytes = calloc((size_t)h->num_inputs + h->num_outputs + 1, sizeof(size_t));
   hx_status_t st = HX_OK;
@@ -57,9 +48,9 @@ hx_status_t hx_session_create(const hx_model_t* model, const hx_session_options_
   }
   if (opts->arena) {
     s->arena = opts->arena;
-  } else if (h->arena_bytes > 0) {
+  } else if (program->arena_bytes > 0) {
     size_t align = h->arena_alignment < 64 ? 64 : (size_t)h->arena_alignment;
-    size_t bytes = ((size_t)h->arena_bytes + align - 1) / align * align;
+    size_t bytes = ((size_t)program->arena_bytes + align - 1) / align * align;
     s->arena = aligned_alloc(align, bytes);
     if (!s->arena) {
       st = hx_status_make(HX_STATUS_OUT_OF_MEMORY, "cannot allocate %zu-byte arena", bytes);
@@ -69,7 +60,9 @@ hx_status_t hx_session_create(const hx_model_t* model, const hx_session_options_
   }
   s->bases[HX_BASE_ARENA] = s->arena;
   s->bases[HX_BASE_WEIGHTS] = (void*)h->weights;
-  st = hx_pool_create(threads, opts->pin_threads, &s->pool);
+  st = hx_exec_scratch_create(program->plan.max_lanes, &s->scratch);
+  if (st != HX_OK) goto fail;
+  st = hx_pool_create(threads, opts->pin_threads ? HX_POOL_PIN : HX_POOL_PIN_NONE, &s->pool);
   if (st != HX_OK) goto fail;
   *out_session = s;
   return HX_OK;
@@ -79,9 +72,39 @@ fail:
   return st;
 }
 
+hx_status_t hx_session_create(const hx_model_t* model, const hx_session_options_t* opts,
+                              hx_session_t** out_session) {
+  if (!out_session) return hx_status_make(HX_STATUS_INVALID_ARGUMENT, "out_session is NULL");
+  *out_session = NULL;
+  if (!model) return hx_status_make(HX_STATUS_INVALID_ARGUMENT, "model is NULL");
+  return create_session(model, &model->programs[0], opts, out_session);
+}
+
+hx_status_t hx_session_create_for_batch(const hx_model_t* model, int64_t batch, const hx_session_options_t* opts,
+                                        hx_session_t** out_session) {
+  if (!out_session) return hx_status_make(HX_STATUS_INVALID_ARGUMENT, "out_session is NULL");
+  *out_session = NULL;
+  if (!model) return hx_status_make(HX_STATUS_INVALID_ARGUMENT, "model is NULL");
+  const hx_program* p = hx_model_program_for_batch(model, batch);
+  if (!p || !model->batched) {
+    char sizes[256] = "";
+    size_t used = 0;
+    for (uint32_t i = 0; model->batched && i < model->num_programs && used < sizeof sizes; ++i)
+      used += (size_t)snprintf(sizes + used, sizeof sizes - used, "%s%lld", i ? ", " : "",
+                               (long long)model->programs[i].batch);
+    if (!model->batched)
+      return hx_status_make(HX_STATUS_NOT_FOUND, "model '%s' was compiled without --batch; it has no batch-%lld program",
+                            hx_model_name(model), (long long)batch);
+    return hx_status_make(HX_STATUS_NOT_FOUND, "model '%s' has no batch-%lld program (compiled batch sizes: %s)",
+                          hx_model_name(model), (long long)batch, sizes);
+  }
+  return create_session(model, p, opts, out_session);
+}
+
 void hx_session_free(hx_session_t* session) {
   if (!session) return;
   hx_pool_free(session->pool);
+  hx_exec_scratch_free(session->scratch);
   if (session->owns_arena) free(session->arena);
   free(session->bases);
   free(session->bound_bytes);
@@ -89,6 +112,32 @@ void hx_session_free(hx_session_t* session) {
 }
 
 int32_t hx_session_thread_count(const hx_session_t* session) { return hx_pool_thread_count(session->pool); }
+
+static void fill_info(const hx_abi_tensor* t, hx_tensor_info_t* out) {
+  out->name = t->name;
+  out->dtype = (hx_dtype_t)t->dtype;
+  out->rank = t->rank;
+  out->dims = t->dims;
+  out->bytes = (size_t)t->bytes;
+}
+
+hx_status_t hx_session_input_info(const hx_session_t* session, size_t index, hx_tensor_info_t* out_info) {
+  const hx_abi_header* h = session->model->header;
+  if (index >= h->num_inputs)
+    return hx_status_make(HX_STATUS_INVALID_ARGUMENT, "input index %zu out of range (model has %u inputs)", index,
+                          h->num_inputs);
+  fill_info(&session->program->inputs[index], out_info);
+  return HX_OK;
+}
+
+hx_status_t hx_session_output_info(const hx_session_t* session, size_t index, hx_tensor_info_t* out_info) {
+  const hx_abi_header* h = session->model->header;
+  if (index >= h->num_outputs)
+    return hx_status_make(HX_STATUS_INVALID_ARGUMENT, "output index %zu out of range (model has %u outputs)", index,
+                          h->num_outputs);
+  fill_info(&session->program->outputs[index], out_info);
+  return HX_OK;
+}
 
 static hx_status_t bind(hx_session_t* s, size_t slot, const hx_abi_tensor* t, const void* data, size_t bytes,
                         const char* what, size_t index) {
@@ -108,7 +157,7 @@ hx_status_t hx_session_bind_input(hx_session_t* session, size_t index, const voi
   if (index >= h->num_inputs)
     return hx_status_make(HX_STATUS_INVALID_ARGUMENT, "input index %zu out of range (model has %u inputs)", index,
                           h->num_inputs);
-  return bind(session, index, &h->inputs[index], data, bytes, "input", index);
+  return bind(session, index, &session->program->inputs[index], data, bytes, "input", index);
 }
 
 hx_status_t hx_session_bind_output(hx_session_t* session, size_t index, void* data, size_t bytes) {
@@ -116,7 +165,7 @@ hx_status_t hx_session_bind_output(hx_session_t* session, size_t index, void* da
   if (index >= h->num_outputs)
     return hx_status_make(HX_STATUS_INVALID_ARGUMENT, "output index %zu out of range (model has %u outputs)",
                           index, h->num_outputs);
-  return bind(session, h->num_inputs + index, &h->outputs[index], data, bytes, "output", index);
+  return bind(session, h->num_inputs + index, &session->program->outputs[index], data, bytes, "output", index);
 }
 
 hx_status_t hx_session_run(hx_session_t* session) {
@@ -125,20 +174,11 @@ hx_status_t hx_session_run(hx_session_t* session) {
   for (uint32_t i = 0; i < h->num_inputs + h->num_outputs; ++i) {
     if (session->bound_bytes[i] == 0) {
       int is_input = i < h->num_inputs;
-      const hx_abi_tensor* t = is_input ? &h->inputs[i] : &h->outputs[i - h->num_inputs];
+      const hx_abi_tensor* t = is_input ? &session->program->inputs[i] : &session->program->outputs[i - h->num_inputs];
       return hx_status_make(HX_STATUS_FAILED_PRECONDITION, "%s %u ('%s') is not bound",
                             is_input ? "input" : "output", is_input ? i : i - h->num_inputs, t->name);
     }
   }
-  const hx_abi_variant* v = session->model->variant;
-  for (uint32_t k = 0; k < v->num_kernels; ++k) {
-    const hx_abi_kernel* kern = &v->kernels[k];
-    if (kern->tasks <= 1) {
-      kern->fn(session->bases, 0, kern->tasks);
-    } else {
-      kernel_call call = {kern->fn, session->bases};
-      hx_pool_parallel_for(session->pool, kern->tasks, run_kernel_tasks, &call);
-    }
-  }
+  hx_exec_run(&session->program->plan, session->pool, session->scratch, session->bases);
   return HX_OK;
 }

@@ -82,6 +82,8 @@ const char* hx_status_code_name(hx_status_code_t code) {
     case HX_STATUS_FAILED_PRECONDITION: return "failed precondition";
     case HX_STATUS_INTERNAL: return "internal error";
     case HX_STATUS_UNAVAILABLE: return "unavailable";
+    case HX_STATUS_DEADLINE_EXCEEDED: return "deadline exceeded";
+    case HX_STATUS_CANCELLED: return "cancelled";
   }
   return "unknown";
 }

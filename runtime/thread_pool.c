@@ -9,6 +9,9 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+#include "cpu_topology.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -29,6 +32,11 @@ typedef struct hx_pool_worker {
   int index;
 } hx_pool_worker;
 
+/* Per-thread busy time, one cache line each (written by its thread only). */
+typedef struct hx_pool_counter {
+  _Alignas(HX_CACHE_LINE) atomic_uint_fast64_t busy_ns;
+} hx_pool_counter;
+
 struct hx_pool {
   /* Fields written per loop by the caller, read by workers. */
   _Alignas(HX_CACHE_LINE) hx_pool_body_fn body;
@@ -43,11 +51,22 @@ struct hx_pool {
   _Alignas(HX_CACHE_LINE) atomic_int active;
   atomic_int parked; /* workers sleeping on the condition variable */
   atomic_int stop;
+  atomic_int caller_parked; /* the caller sleeps on done_cond for the last worker */
+  pthread_cond_t done_cond;
   pthread_mutex_t mutex;
   pthread_cond_t cond;
+  atomic_int accounting;
   int threads;
   hx_pool_worker* workers; /* threads - 1 entries */
+  hx_pool_counter* counters; /* threads entries */
+  int* cpus;               /* pinned CPU per thread, NULL when unpinned */
 };
+
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 static void pin_to_cpu(int cpu) {
   cpu_set_t set;
@@ -56,15 +75,20 @@ static void pin_to_cpu(int cpu) {
   (void)pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
 }
 
-/* Claims chunks until the loop is exhausted. */
-static void run_chunks(struct hx_pool* pool) {
+/* Claims chunks until the loop is exhausted; `self` is the thread's index
+ * for busy-time accounting. */
+static void run_chunks(struct hx_pool* pool, int self) {
   const int64_t n = pool->n, chunk = pool->chunk;
+  const int account = atomic_load_explicit(&pool->accounting, memory_order_relaxed);
+  uint64_t t0 = account ? now_ns() : 0;
   for (;;) {
     int64_t begin = atomic_fetch_add_explicit(&pool->next, chunk, memory_order_relaxed);
     if (begin >= n) break;
     int64_t end = begin + chunk < n ? begin + chunk : n;
     pool->body(pool->ctx, begin, end);
   }
+  if (account)
+    atomic_fetch_add_explicit(&pool->counters[self].busy_ns, now_ns() - t0, memory_order_relaxed);
 }
 
 static void* worker_main(void* arg) {
@@ -90,8 +114,15 @@ static void* worker_main(void* arg) {
     }
     if (atomic_load_explicit(&pool->stop, memory_order_relaxed)) break;
     seen = gen;
-    run_chunks(pool);
-    atomic_fetch_sub_explicit(&pool->active, 1, memory_order_acq_rel);
+    run_chunks(pool, w->index);
+    /* The last worker out wakes a caller that stopped spinning. Sequentially
+     * consistent decrement-then-check pairs with the caller's
+     * flag-then-check, so the wake-up cannot be missed. */
+    if (atomic_fetch_sub(&pool->active, 1) == 1 && atomic_load(&pool->caller_parked)) {
+      pthread_mutex_lock(&pool->mutex);
+      pthread_cond_broadcast(&pool->done_cond);
+      pthread_mutex_unlock(&pool->mutex);
+    }
   }
   return NULL;
 }
@@ -104,43 +135,71 @@ static void stop_workers(struct hx_pool* pool, int started) {
   for (int i = 0; i < started; ++i) pthread_join(pool->workers[i].thread, NULL);
 }
 
+static void free_pool_memory(struct hx_pool* pool) {
+  free(pool->workers);
+  free(pool->counters);
+  free(pool->cpus);
+  free(pool);
+}
+
+/* Chooses a CPU per thread from the NUMA-ordered topology; NULL (unpinned)
+ * if the topology cannot be read. More threads than CPUs wrap around. */
+static int* choose_cpus(int threads) {
+  hx_cpu_topology* topo = malloc(sizeof(*topo));
+  if (!topo) return NULL;
+  int* cpus = NULL;
+  hx_status_t st = hx_cpu_topology_read(topo);
+  if (st == HX_OK) {
+    cpus = malloc(sizeof(int) * (size_t)threads);
+    for (int i = 0; cpus && i < threads; ++i) cpus[i] = topo->cpus[i % topo->num_cpus];
+  }
+  hx_status_free(st);
+  free(topo);
+  return cpus;
+}
+
 hx_status_t hx_pool_create(int threads, int pin, hx_pool_t** out_pool) {
   *out_pool = NULL;
   if (threads < 1) return hx_status_make(HX_STATUS_INVALID_ARGUMENT, "thread pool needs at least 1 thread, got %d", threads);
   struct hx_pool* pool = aligned_alloc(HX_CACHE_LINE, (sizeof(*pool) + HX_CACHE_LINE - 1) / HX_CACHE_LINE * HX_CACHE_LINE);
   if (!pool) return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "cannot allocate thread pool");
   memset(pool, 0, sizeof(*pool));
+  atomic_init(&pool->accounting, 0);
   pool->threads = threads;
   atomic_init(&pool->generation, 0);
   atomic_init(&pool->next, 0);
   atomic_init(&pool->active, 0);
   atomic_init(&pool->parked, 0);
   atomic_init(&pool->stop, 0);
+  atomic_init(&pool->caller_parked, 0);
   pthread_mutex_init(&pool->mutex, NULL);
   pthread_cond_init(&pool->cond, NULL);
+  pthread_cond_init(&pool->done_cond, NULL);
   pool->workers = calloc((size_t)threads, sizeof(hx_pool_worker));
-  if (!pool->workers) {
-    free(pool);
+  pool->counters = aligned_alloc(HX_CACHE_LINE, sizeof(hx_pool_counter) * (size_t)threads);
+  if (!pool->workers || !pool->counters) {
+    free_pool_memory(pool);
     return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "cannot allocate thread pool");
   }
-  if (pin) pin_to_cpu(0);
+  for (int i = 0; i < threads; ++i) atomic_init(&pool->counters[i].busy_ns, 0);
+  if (pin) pool->cpus = choose_cpus(threads);
+  if (pool->cpus && pin == HX_POOL_PIN) pin_to_cpu(pool->cpus[0]);
   for (int i = 0; i < threads - 1; ++i) {
     pool->workers[i].pool = pool;
     pool->workers[i].index = i + 1;
     pthread_attr_t attr;
     pthread_attr_init(&attr);
-    if (pin) {
+    if (pool->cpus) {
       cpu_set_t set;
       CPU_ZERO(&set);
-      CPU_SET(i + 1, &set);
+      CPU_SET(pool->cpus[i + 1], &set);
       (void)pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
     }
     int rc = pthread_create(&pool->workers[i].thread, &attr, worker_main, &pool->workers[i]);
     pthread_attr_destroy(&attr);
     if (rc != 0) {
       stop_workers(pool, i);
-      free(pool->workers);
-      free(pool);
+      free_pool_memory(pool);
       return hx_status_make(HX_STATUS_UNAVAILABLE, "cannot start worker thread %d: %s", i + 1, strerror(rc));
     }
   }
@@ -153,16 +212,37 @@ void hx_pool_free(hx_pool_t* pool) {
   stop_workers(pool, pool->threads - 1);
   pthread_mutex_destroy(&pool->mutex);
   pthread_cond_destroy(&pool->cond);
-  free(pool->workers);
-  free(pool);
+  pthread_cond_destroy(&pool->done_cond);
+  free_pool_memory(pool);
 }
 
 int hx_pool_thread_count(const hx_pool_t* pool) { return pool->threads; }
 
+int hx_pool_thread_cpu(const hx_pool_t* pool, int i) {
+  return pool->cpus && i >= 0 && i < pool->threads ? pool->cpus[i] : -1;
+}
+
+void hx_pool_pin_caller(const hx_pool_t* pool) {
+  if (pool->cpus) pin_to_cpu(pool->cpus[0]);
+}
+
+void hx_pool_set_accounting(hx_pool_t* pool, int on) { atomic_store(&pool->accounting, on ? 1 : 0); }
+
+void hx_pool_busy_ns(const hx_pool_t* pool, uint64_t* out, int cap) {
+  for (int i = 0; i < cap && i < pool->threads; ++i)
+    out[i] = atomic_load_explicit(&((hx_pool_t*)pool)->counters[i].busy_ns, memory_order_relaxed);
+}
+
 void hx_pool_parallel_for(hx_pool_t* pool, int64_t n, hx_pool_body_fn body, void* ctx) {
   if (n <= 0) return;
   if (pool->threads == 1 || n == 1) {
+    if (!atomic_load_explicit(&pool->accounting, memory_order_relaxed)) {
+      body(ctx, 0, n);
+      return;
+    }
+    uint64_t t0 = now_ns();
     body(ctx, 0, n);
+    atomic_fetch_add_explicit(&pool->counters[0].busy_ns, now_ns() - t0, memory_order_relaxed);
     return;
   }
   /* Four chunks per thread balance uneven tasks without much counter traffic. */
@@ -182,6 +262,19 @@ void hx_pool_parallel_for(hx_pool_t* pool, int64_t n, hx_pool_body_fn body, void
     pthread_cond_broadcast(&pool->cond);
     pthread_mutex_unlock(&pool->mutex);
   }
-  run_chunks(pool);
-  while (atomic_load_explicit(&pool->active, memory_order_acquire) > 0) HX_CPU_RELAX();
+  run_chunks(pool, 0);
+  /* Wait for the workers: spin (they usually finish within microseconds of
+   * the caller), then sleep, so that a long-running worker (a lane of a
+   * parallel group) does not have the caller burning a core beside it. */
+  for (int spins = 0; atomic_load_explicit(&pool->active, memory_order_acquire) > 0; ++spins) {
+    if (spins < HX_POOL_SPIN_ITERS) {
+      HX_CPU_RELAX();
+      continue;
+    }
+    pthread_mutex_lock(&pool->mutex);
+    atomic_store(&pool->caller_parked, 1);
+    while (atomic_load(&pool->active) > 0) pthread_cond_wait(&pool->done_cond, &pool->mutex);
+    atomic_store(&pool->caller_parked, 0);
+    pthread_mutex_unlock(&pool->mutex);
+  }
 }

@@ -27,6 +27,9 @@ static void usage(FILE* out) {
           "  --shape NAME=DIMS     fix input NAME's shape (e.g. x=1x3x224x224), or a symbolic\n"
           "                        dimension everywhere it appears (e.g. batch=1)\n"
           "  --constant NAME=FILE  freeze input NAME to the tensor in FILE (TensorProto .pb)\n"
+          "  --batch LIST          compile one program per batch size (e.g. 1,2,4,8) into one\n"
+          "                        artifact sharing the weights; the leading dimension of\n"
+          "                        every input is the batch (the runtime batches requests)\n"
           "  --emit KIND           lib (default), obj, llvm-ir, asm or manifest (JSON)\n"
           "  --print-after PASS    print the IR after PASS ('all' = after every pass)\n"
           "  --time-passes         print the time spent in each pass\n"
@@ -52,12 +55,14 @@ int main(int argc, char** argv) {
     check = true;
     argi0 = 2;
   }
-  enum { OPT_TARGET = 1000, OPT_MCPU, OPT_SHAPE, OPT_CONSTANT, OPT_EMIT, OPT_PRINT_AFTER, OPT_TIME_PASSES, OPT_VERSION };
+  enum { OPT_TARGET = 1000, OPT_MCPU, OPT_SHAPE, OPT_CONSTANT, OPT_EMIT, OPT_PRINT_AFTER, OPT_TIME_PASSES, OPT_VERSION,
+         OPT_BATCH };
   static const struct option longopts[] = {
       {"target", required_argument, NULL, OPT_TARGET},
       {"mcpu", required_argument, NULL, OPT_MCPU},
       {"shape", required_argument, NULL, OPT_SHAPE},
       {"constant", required_argument, NULL, OPT_CONSTANT},
+      {"batch", required_argument, NULL, OPT_BATCH},
       {"emit", required_argument, NULL, OPT_EMIT},
       {"print-after", required_argument, NULL, OPT_PRINT_AFTER},
       {"time-passes", no_argument, NULL, OPT_TIME_PASSES},
@@ -86,6 +91,15 @@ int main(int argc, char** argv) {
       case OPT_PRINT_AFTER: o.print_after = optarg; break;
       case OPT_TIME_PASSES: o.time_passes = 1; break;
       case OPT_VERSION: printf("%s\n", hc_version_string()); return 0;
+      case OPT_BATCH: {
+        hx_status_t bst = hc_parse_batch_list(optarg, &o);
+        if (bst != HX_OK) {
+          fprintf(stderr, "error: %s\n", hx_status_message(bst));
+          hx_status_free(bst);
+          return 2;
+        }
+        break;
+      }
       case OPT_SHAPE:
       case OPT_CONSTANT: {
         int* count = c == OPT_SHAPE ? &o.num_shapes : &o.num_constants;

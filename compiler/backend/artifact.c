@@ -21,7 +21,7 @@
 
 typedef struct abi_types {
   LLVMTypeRef i16, i32, i64, f64, ptr;
-  LLVMTypeRef tensor, kernel, variant, header;
+  LLVMTypeRef tensor, kernel, variant, program, header;
 } abi_types;
 
 static void abi_types_init(LLVMContextRef c, abi_types* t) {
@@ -36,9 +36,11 @@ static void abi_types_init(LLVMContextRef c, abi_types* t) {
   t->kernel = LLVMStructTypeInContext(c, kernel, 9, 0);
   LLVMTypeRef variant[] = {t->ptr, t->i64, t->ptr, t->i32, t->i32};
   t->variant = LLVMStructTypeInContext(c, variant, 5, 0);
-  LLVMTypeRef header[] = {t->i32, t->i16, t->i16, t->i32, t->i32, t->ptr, t->ptr, t->ptr, t->i64, t->i64,
-                          t->ptr, t->i64, t->ptr, t->ptr, t->i32, t->i32, t->ptr, t->i32, t->i32};
-  t->header = LLVMStructTypeInContext(c, header, 19, 0);
+  LLVMTypeRef program[] = {t->i64, t->i64, t->ptr, t->ptr, t->ptr, t->i32, t->i32};
+  t->program = LLVMStructTypeInContext(c, program, 7, 0);
+  LLVMTypeRef header[] = {t->i32, t->i16, t->i16, t->i32, t->i32, t->ptr, t->ptr, t->ptr, t->i64, t->i64, t->ptr,
+                          t->i64, t->ptr, t->ptr, t->i32, t->i32, t->ptr, t->i32, t->i32, t->ptr, t->i32, t->i32};
+  t->header = LLVMStructTypeInContext(c, header, 22, 0);
 }
 
 static LLVMValueRef private_const(LLVMModuleRef mod, LLVMValueRef init, const char* name) {
@@ -66,45 +68,74 @@ static LLVMValueRef tensor_entry(LLVMContextRef c, LLVMModuleRef mod, abi_types*
   return LLVMConstNamedStruct(t->tensor, f, 5);
 }
 
-/* Builds the ABI header, its tables and harness_artifact_query(). */
-static void emit_abi_tables(LLVMContextRef c, LLVMModuleRef mod, const hc_graph* g, const hc_pass_ctx* pctx,
-                            const hc_target* tgt, const hc_lower_ctx* lc, const char* manifest, const char* producer,
-                            LLVMValueRef weights) {
-  abi_types t;
-  abi_types_init(c, &t);
+/* The tables of one program: signature, kernels and its single variant. */
+typedef struct program_tables {
+  LLVMValueRef inputs, outputs, variants;
+} program_tables;
+
+static program_tables emit_program_tables(LLVMContextRef c, LLVMModuleRef mod, abi_types* t, const hc_program* p,
+                                          const hc_target* tgt, const hc_lower_ctx* lc) {
+  const hc_graph* g = p->g;
   int nin = g->num_inputs, nout = g->num_outputs;
+  program_tables out;
   LLVMValueRef* ins = malloc(sizeof(LLVMValueRef) * (size_t)(nin + 1));
   LLVMValueRef* outs = malloc(sizeof(LLVMValueRef) * (size_t)(nout + 1));
-  for (int i = 0; i < nin; ++i) ins[i] = tensor_entry(c, mod, &t, g->inputs[i], g->inputs[i]->name);
-  for (int i = 0; i < nout; ++i) outs[i] = tensor_entry(c, mod, &t, g->outputs[i], g->output_names[i]);
-  LLVMValueRef ins_g = nin ? private_const(mod, LLVMConstArray2(t.tensor, ins, (uint64_t)nin), ".inputs") : LLVMConstNull(t.ptr);
-  LLVMValueRef outs_g = private_const(mod, LLVMConstArray2(t.tensor, outs, (uint64_t)nout), ".outputs");
+  for (int i = 0; i < nin; ++i) ins[i] = tensor_entry(c, mod, t, g->inputs[i], g->inputs[i]->name);
+  for (int i = 0; i < nout; ++i) outs[i] = tensor_entry(c, mod, t, g->outputs[i], g->output_names[i]);
+  out.inputs = nin ? private_const(mod, LLVMConstArray2(t->tensor, ins, (uint64_t)nin), ".inputs") : LLVMConstNull(t->ptr);
+  out.outputs = private_const(mod, LLVMConstArray2(t->tensor, outs, (uint64_t)nout), ".outputs");
   free(ins);
   free(outs);
 
-  int nk = lc->num_kernels;
+  int nk = p->num_kernels;
   LLVMValueRef* ks = malloc(sizeof(LLVMValueRef) * (size_t)(nk + 1));
   for (int k = 0; k < nk; ++k) {
-    const hc_kernel_rec* r = &lc->kernels[k];
-    LLVMValueRef f[] = {cstring(c, mod, r->name), r->fn, i64c(&t, r->tasks), LLVMConstReal(t.f64, r->flops),
-                        LLVMConstReal(t.f64, r->bytes), i32c(&t, r->stage), i32c(&t, HX_DEVICE_CPU), i32c(&t, r->group),
-                        i32c(&t, 0)};
-    ks[k] = LLVMConstNamedStruct(t.kernel, f, 9);
+    const hc_kernel_rec* r = &lc->kernels[p->first_kernel + k];
+    int lane = r->node && r->node->group ? r->node->lane : 0;
+    LLVMValueRef f[] = {cstring(c, mod, r->name), r->fn, i64c(t, r->tasks), LLVMConstReal(t->f64, r->flops),
+                        LLVMConstReal(t->f64, r->bytes), i32c(t, r->stage), i32c(t, HX_DEVICE_CPU), i32c(t, r->group),
+                        i32c(t, lane)};
+    ks[k] = LLVMConstNamedStruct(t->kernel, f, 9);
   }
-  LLVMValueRef ks_g = nk ? private_const(mod, LLVMConstArray2(t.kernel, ks, (uint64_t)nk), ".kernels") : LLVMConstNull(t.ptr);
+  LLVMValueRef ks_g = nk ? private_const(mod, LLVMConstArray2(t->kernel, ks, (uint64_t)nk), ".kernels") : LLVMConstNull(t->ptr);
   free(ks);
+  LLVMValueRef vf[] = {cstring(c, mod, tgt->name), i64c(t, (int64_t)tgt->required_features), ks_g, i32c(t, nk), i32c(t, 0)};
+  LLVMValueRef variant = LLVMConstNamedStruct(t->variant, vf, 5);
+  out.variants = private_const(mod, LLVMConstArray2(t->variant, &variant, 1), ".variants");
+  return out;
+}
 
-  LLVMValueRef vf[] = {cstring(c, mod, tgt->name), i64c(&t, (int64_t)tgt->required_features), ks_g, i32c(&t, nk), i32c(&t, 0)};
-  LLVMValueRef variant = LLVMConstNamedStruct(t.variant, vf, 5);
-  LLVMValueRef variants_g = private_const(mod, LLVMConstArray2(t.variant, &variant, 1), ".variants");
+/* Builds the ABI header, its tables and harness_artifact_query(). The header
+ * describes progs[0]; a batched artifact also lists every program. */
+static void emit_abi_tables(LLVMContextRef c, LLVMModuleRef mod, const hc_program* progs, int num_programs, int batched,
+                            const hc_target* tgt, const hc_lower_ctx* lc, const char* manifest, const char* producer,
+                            LLVMValueRef weights, uint64_t weights_bytes) {
+  abi_types t;
+  abi_types_init(c, &t);
+  const hc_graph* g = progs[0].g;
+  int nin = g->num_inputs, nout = g->num_outputs;
+  program_tables first = emit_program_tables(c, mod, &t, &progs[0], tgt, lc);
+  LLVMValueRef programs_g = LLVMConstNull(t.ptr);
+  if (batched) {
+    LLVMValueRef* ps = malloc(sizeof(LLVMValueRef) * (size_t)num_programs);
+    for (int i = 0; i < num_programs; ++i) {
+      program_tables pt = i == 0 ? first : emit_program_tables(c, mod, &t, &progs[i], tgt, lc);
+      LLVMValueRef f[] = {i64c(&t, progs[i].batch), i64c(&t, (int64_t)progs[i].pctx->arena_bytes), pt.inputs, pt.outputs,
+                          pt.variants, i32c(&t, 1), i32c(&t, 0)};
+      ps[i] = LLVMConstNamedStruct(t.program, f, 7);
+    }
+    programs_g = private_const(mod, LLVMConstArray2(t.program, ps, (uint64_t)num_programs), ".programs");
+    free(ps);
+  }
 
   LLVMValueRef hf[] = {
       i32c(&t, HX_ABI_MAGIC), LLVMConstInt(t.i16, HX_ABI_VERSION_MAJOR, 0), LLVMConstInt(t.i16, HX_ABI_VERSION_MINOR, 0),
       i32c(&t, (int64_t)sizeof(hx_abi_header)), i32c(&t, HX_BASE_FIRST_IO + nin + nout),
       cstring(c, mod, producer), cstring(c, mod, g->name), cstring(c, mod, manifest),
-      i64c(&t, (int64_t)pctx->arena_bytes), i64c(&t, 64), weights, i64c(&t, (int64_t)pctx->weights_bytes),
-      ins_g, outs_g, i32c(&t, nin), i32c(&t, nout), variants_g, i32c(&t, 1), i32c(&t, 0)};
-  LLVMValueRef header = private_const(mod, LLVMConstNamedStruct(t.header, hf, 19), "harness_header");
+      i64c(&t, (int64_t)progs[0].pctx->arena_bytes), i64c(&t, 64), weights, i64c(&t, (int64_t)weights_bytes),
+      first.inputs, first.outputs, i32c(&t, nin), i32c(&t, nout), first.variants, i32c(&t, 1), i32c(&t, 0),
+      programs_g, i32c(&t, batched ? num_programs : 0), i32c(&t, 0)};
+  LLVMValueRef header = private_const(mod, LLVMConstNamedStruct(t.header, hf, 22), "harness_header");
   LLVMSetAlignment(header, 16);
 
   LLVMTypeRef qty = LLVMFunctionType(t.ptr, NULL, 0, 0);
@@ -117,15 +148,90 @@ static void emit_abi_tables(LLVMContextRef c, LLVMModuleRef mod, const hc_graph*
   LLVMDisposeBuilder(b);
 }
 
-/* Packs every weight at its planned offset into one buffer. */
-static hx_status_t pack_weights(const hc_graph* g, uint64_t bytes, unsigned char** out) {
+/* Gives the weights of several programs one blob: a constant whose bytes
+ * equal an already placed one (the same initializer compiled for another
+ * batch size) shares its offset, and batch-dependent constants (folded shape
+ * tensors...) get their own. Rewrites every weight's storage offset, which the
+ * kernels bake in at lowering, so this runs before lowering. */
+static hx_status_t share_weights(hc_program* progs, int n, uint64_t* out_bytes) {
+  typedef struct entry {
+    uint64_t hash, offset;
+    const hc_value* v;
+  } entry;
+  int total = 0;
+  for (int p = 0; p < n; ++p)
+    for (int i = 0; i < progs[p].g->num_values; ++i)
+      if (progs[p].g->values[i]->kind == HC_VALUE_CONST && progs[p].g->values[i]->storage.base == HX_BASE_WEIGHTS) ++total;
+  size_t cap = 16;
+  while (cap < (size_t)total * 2) cap *= 2;
+  entry* table = calloc(cap, sizeof(entry));
+  if (!table) return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory sharing weights");
+  uint64_t bytes = 0;
+  for (int p = 0; p < n; ++p) {
+    hc_graph* g = progs[p].g;
+    bool* placed = calloc((size_t)g->num_values + 1, sizeof(bool));
+    if (!placed) {
+      free(table);
+      return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory sharing weights");
+    }
+    /* Place in the planner's (first-use) order so the blob stays deterministic. */
+    for (int s = 0; s < g->num_nodes; ++s) {
+      hc_node* nd = g->nodes[s];
+      for (int j = 0; j < nd->num_inputs; ++j) {
+        hc_value* v = nd->inputs[j];
+        if (!v || v->kind != HC_VALUE_CONST || v->storage.base != HX_BASE_WEIGHTS || placed[v->id]) continue;
+        size_t nbytes = hc_value_nbytes(v);
+        uint64_t h = 1469598103934665603ull ^ nbytes;
+        const unsigned char* d = v->data;
+        for (size_t k = 0; k < nbytes; ++k) h = (h ^ d[k]) * 1099511628211ull;
+        size_t slot = (size_t)h & (cap - 1);
+        while (table[slot].v) {
+          const hc_value* o = table[slot].v;
+          if (table[slot].hash == h && hc_value_nbytes(o) == nbytes && !memcmp(o->data, v->data, nbytes)) break;
+          slot = (slot + 1) & (cap - 1);
+        }
+        if (!table[slot].v) {
+          table[slot] = (entry){h, bytes, v};
+          bytes += (nbytes + 63) / 64 * 64;
+        }
+        v->storage.offset = table[slot].offset;
+        placed[v->id] = true;
+      }
+    }
+    free(placed);
+  }
+  for (int p = 0; p < n; ++p) progs[p].pctx->weights_bytes = bytes;
+  free(table);
+  *out_bytes = bytes;
+  return HX_OK;
+}
+
+/* Parallel-group ids of one program's kernels: kernels of nodes in the same
+ * schedule group share an id; every other kernel is a group of its own. Ids
+ * increase along the table, as the ABI requires. */
+static void assign_kernel_groups(hc_lower_ctx* lc, const hc_program* p) {
+  int id = -1, prev_node_group = 0;
+  for (int k = p->first_kernel; k < p->first_kernel + p->num_kernels; ++k) {
+    hc_kernel_rec* r = &lc->kernels[k];
+    int ng = r->node ? r->node->group : 0;
+    if (ng == 0 || ng != prev_node_group) ++id;
+    r->group = id;
+    prev_node_group = ng;
+  }
+}
+
+/* Packs every program's weights at their planned offsets into one buffer. */
+static hx_status_t pack_weights(const hc_program* progs, int n, uint64_t bytes, unsigned char** out) {
   unsigned char* buf = calloc(1, bytes ? bytes : 1);
   if (!buf) return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "cannot allocate %llu bytes of weights", (unsigned long long)bytes);
-  for (int i = 0; i < g->num_values; ++i) {
-    const hc_value* v = g->values[i];
-    if (v->kind != HC_VALUE_CONST || v->storage.base != HX_BASE_WEIGHTS) continue;
-    size_t n = hc_value_nbytes(v);
-    if (n) memcpy(buf + v->storage.offset, v->data, n);
+  for (int p = 0; p < n; ++p) {
+    const hc_graph* g = progs[p].g;
+    for (int i = 0; i < g->num_values; ++i) {
+      const hc_value* v = g->values[i];
+      if (v->kind != HC_VALUE_CONST || v->storage.base != HX_BASE_WEIGHTS) continue;
+      size_t nb = hc_value_nbytes(v);
+      if (nb) memcpy(buf + v->storage.offset, v->data, nb);
+    }
   }
   *out = buf;
   return HX_OK;
@@ -153,6 +259,16 @@ static hx_status_t emit_to_file(LLVMTargetMachineRef tm, LLVMModuleRef mod, cons
 }
 
 hx_status_t hc_emit_artifact(hc_pass_ctx* pctx, hc_graph* g, const hc_target* tgt, const hc_emit_options* opts) {
+  hc_program p = {.g = g, .pctx = pctx};
+  return hc_emit_programs(&p, 1, 0, tgt, opts);
+}
+
+hx_status_t hc_emit_programs(hc_program* progs, int num_programs, int batched, const hc_target* tgt,
+                             const hc_emit_options* opts) {
+  if (num_programs < 1) return hx_status_make(HX_STATUS_INVALID_ARGUMENT, "no program to emit");
+  hc_graph* g = progs[0].g;
+  uint64_t weights_bytes = progs[0].pctx->weights_bytes;
+  if (num_programs > 1) HX_RETURN_IF_ERROR(share_weights(progs, num_programs, &weights_bytes));
   hc_llvm_init();
   hx_status_t st = HX_OK;
   LLVMContextRef c = LLVMContextCreate();
@@ -174,14 +290,19 @@ hx_status_t hc_emit_artifact(hc_pass_ctx* pctx, hc_graph* g, const hc_target* tg
   LLVMSetModuleDataLayout(mod, dl);
   LLVMDisposeTargetData(dl);
 
-  for (int i = 0; i < g->num_nodes && st == HX_OK; ++i) {
-    int before = lc.num_kernels;
-    st = hc_op_lower(&lc, g->nodes[i]);
-    for (int k = before; k < lc.num_kernels; ++k) lc.kernels[k].group = k;
+  for (int p = 0; p < num_programs && st == HX_OK; ++p) {
+    hc_graph* pg = progs[p].g;
+    lc.graph = pg;
+    progs[p].first_kernel = lc.num_kernels;
+    for (int i = 0; i < pg->num_nodes && st == HX_OK; ++i) st = hc_op_lower(&lc, pg->nodes[i]);
+    if (st != HX_OK && batched) st = hx_status_annotate(st, "batch %lld", (long long)progs[p].batch);
+    progs[p].num_kernels = lc.num_kernels - progs[p].first_kernel;
+    if (st == HX_OK) assign_kernel_groups(&lc, &progs[p]);
   }
+  lc.graph = g;
   if (st != HX_OK) goto done;
 
-  manifest = hc_manifest_json(g, pctx, tgt, &lc, opts->producer);
+  manifest = hc_manifest_json(progs, num_programs, batched, weights_bytes, tgt, &lc, opts->producer);
   if (!manifest) {
     st = hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory writing the manifest");
     goto done;
@@ -193,11 +314,11 @@ hx_status_t hc_emit_artifact(hc_pass_ctx* pctx, hc_graph* g, const hc_target* tg
 
   /* Weights are declared now (the tables point at them) and defined only
    * after optimisation, so LLVM's passes never walk the blob. */
-  LLVMTypeRef wty = LLVMArrayType2(LLVMInt8TypeInContext(c), pctx->weights_bytes ? pctx->weights_bytes : 1);
+  LLVMTypeRef wty = LLVMArrayType2(LLVMInt8TypeInContext(c), weights_bytes ? weights_bytes : 1);
   LLVMValueRef weights = LLVMAddGlobal(mod, wty, WEIGHTS_SYMBOL);
   LLVMSetAlignment(weights, 64);
   LLVMSetGlobalConstant(weights, 1);
-  emit_abi_tables(c, mod, g, pctx, tgt, &lc, manifest, opts->producer, weights);
+  emit_abi_tables(c, mod, progs, num_programs, batched, tgt, &lc, manifest, opts->producer, weights, weights_bytes);
 
   st = hc_llvm_verify_module(mod);
   if (st != HX_OK) goto done;
@@ -232,9 +353,9 @@ hx_status_t hc_emit_artifact(hc_pass_ctx* pctx, hc_graph* g, const hc_target* tg
     goto done;
   }
 
-  st = pack_weights(g, pctx->weights_bytes, &wbuf);
+  st = pack_weights(progs, num_programs, weights_bytes, &wbuf);
   if (st != HX_OK) goto done;
-  LLVMSetInitializer(weights, LLVMConstStringInContext2(c, (const char*)wbuf, pctx->weights_bytes ? pctx->weights_bytes : 1, 1));
+  LLVMSetInitializer(weights, LLVMConstStringInContext2(c, (const char*)wbuf, weights_bytes ? weights_bytes : 1, 1));
   LLVMSetLinkage(weights, LLVMInternalLinkage);
   free(wbuf);
   wbuf = NULL;

@@ -4,6 +4,7 @@
 #ifndef HARNESS_BACKEND_ARTIFACT_H
 #define HARNESS_BACKEND_ARTIFACT_H
 
+#include "compiler/backend/manifest.h"
 #include "compiler/backend/target.h"
 #include "passes/pass.h"
 
@@ -23,5 +24,12 @@ typedef struct hc_emit_options {
 } hc_emit_options;
 
 hx_status_t hc_emit_artifact(hc_pass_ctx* pctx, hc_graph* g, const hc_target* t, const hc_emit_options* opts);
+
+/* Emits several programs into one artifact (harnessc --batch): their kernels
+ * side by side in one module, one weights blob shared by all (identical
+ * constants stored once), and, with `batched`, the ABI's program table. The
+ * header describes progs[0]. Fills each program's kernel range. */
+hx_status_t hc_emit_programs(hc_program* progs, int num_programs, int batched, const hc_target* t,
+                             const hc_emit_options* opts);
 
 #endif /* HARNESS_BACKEND_ARTIFACT_H */

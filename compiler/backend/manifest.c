@@ -48,8 +48,55 @@ static cJSON* value_names(hc_value* const* vs, int n) {
   return a;
 }
 
-char* hc_manifest_json(const hc_graph* g, const hc_pass_ctx* pctx, const hc_target* t, const hc_lower_ctx* lc,
-                       const char* producer) {
+static cJSON* kernels_json(const hc_program* p, const hc_lower_ctx* lc) {
+  cJSON* kernels = cJSON_CreateArray();
+  for (int k = p->first_kernel; k < p->first_kernel + p->num_kernels; ++k) {
+    const hc_kernel_rec* r = &lc->kernels[k];
+    cJSON* o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "index", k - p->first_kernel);
+    cJSON_AddStringToObject(o, "name", r->name);
+    cJSON_AddStringToObject(o, "symbol", r->symbol);
+    cJSON_AddStringToObject(o, "op", r->node ? r->node->op_type : "");
+    cJSON_AddNumberToObject(o, "tasks", (double)r->tasks);
+    cJSON_AddNumberToObject(o, "flops", r->flops);
+    cJSON_AddNumberToObject(o, "bytes", r->bytes);
+    cJSON_AddStringToObject(o, "stage", r->stage == HX_STAGE_PRE ? "pre" : r->stage == HX_STAGE_POST ? "post" : "infer");
+    cJSON_AddStringToObject(o, "device", "cpu");
+    cJSON_AddNumberToObject(o, "group", r->group);
+    cJSON_AddNumberToObject(o, "lane", r->node && r->node->group ? r->node->lane : 0);
+    if (r->node) {
+      cJSON_AddItemToObject(o, "inputs", value_names(r->node->inputs, r->node->num_inputs));
+      cJSON_AddItemToObject(o, "outputs", value_names(r->node->outputs, r->node->num_outputs));
+      if (r->node->workspace_bytes) {
+        cJSON_AddNumberToObject(o, "workspace_offset", (double)r->node->workspace_offset);
+        cJSON_AddNumberToObject(o, "workspace_bytes", (double)r->node->workspace_bytes);
+      }
+    }
+    cJSON_AddItemToArray(kernels, o);
+  }
+  return kernels;
+}
+
+static void add_signature(cJSON* o, const hc_graph* g) {
+  cJSON* inputs = cJSON_AddArrayToObject(o, "inputs");
+  for (int i = 0; i < g->num_inputs; ++i)
+    cJSON_AddItemToArray(inputs, io_json(g->inputs[i], g->inputs[i]->name, HX_BASE_FIRST_IO + i));
+  cJSON* outputs = cJSON_AddArrayToObject(o, "outputs");
+  for (int i = 0; i < g->num_outputs; ++i)
+    cJSON_AddItemToArray(outputs, io_json(g->outputs[i], g->output_names[i], HX_BASE_FIRST_IO + g->num_inputs + i));
+}
+
+static void add_arena(cJSON* o, const hc_pass_ctx* pctx) {
+  cJSON* arena = cJSON_AddObjectToObject(o, "arena");
+  cJSON_AddNumberToObject(arena, "bytes", (double)pctx->arena_bytes);
+  cJSON_AddNumberToObject(arena, "lower_bound_bytes", (double)pctx->arena_lower_bound);
+  cJSON_AddNumberToObject(arena, "alignment", 64);
+}
+
+char* hc_manifest_json(const hc_program* progs, int num_programs, int batched, uint64_t weights_bytes,
+                       const hc_target* t, const hc_lower_ctx* lc, const char* producer) {
+  const hc_graph* g = progs[0].g;
+  const hc_pass_ctx* pctx = progs[0].pctx;
   cJSON* root = cJSON_CreateObject();
   cJSON_AddStringToObject(root, "format", "harness-manifest");
   cJSON_AddNumberToObject(root, "version", 1);
@@ -67,43 +114,24 @@ char* hc_manifest_json(const hc_graph* g, const hc_pass_ctx* pctx, const hc_targ
   cJSON_AddNumberToObject(target, "vector_bits", t->vector_bits);
   cJSON_AddItemToObject(target, "required_features", feature_list(t->required_features));
 
-  cJSON* arena = cJSON_AddObjectToObject(root, "arena");
-  cJSON_AddNumberToObject(arena, "bytes", (double)pctx->arena_bytes);
-  cJSON_AddNumberToObject(arena, "lower_bound_bytes", (double)pctx->arena_lower_bound);
-  cJSON_AddNumberToObject(arena, "alignment", 64);
+  add_arena(root, pctx);
   cJSON* weights = cJSON_AddObjectToObject(root, "weights");
-  cJSON_AddNumberToObject(weights, "bytes", (double)pctx->weights_bytes);
+  cJSON_AddNumberToObject(weights, "bytes", (double)weights_bytes);
 
-  cJSON* inputs = cJSON_AddArrayToObject(root, "inputs");
-  for (int i = 0; i < g->num_inputs; ++i)
-    cJSON_AddItemToArray(inputs, io_json(g->inputs[i], g->inputs[i]->name, HX_BASE_FIRST_IO + i));
-  cJSON* outputs = cJSON_AddArrayToObject(root, "outputs");
-  for (int i = 0; i < g->num_outputs; ++i)
-    cJSON_AddItemToArray(outputs, io_json(g->outputs[i], g->output_names[i], HX_BASE_FIRST_IO + g->num_inputs + i));
-
-  cJSON* kernels = cJSON_AddArrayToObject(root, "kernels");
-  for (int k = 0; k < lc->num_kernels; ++k) {
-    const hc_kernel_rec* r = &lc->kernels[k];
-    cJSON* o = cJSON_CreateObject();
-    cJSON_AddNumberToObject(o, "index", k);
-    cJSON_AddStringToObject(o, "name", r->name);
-    cJSON_AddStringToObject(o, "symbol", r->symbol);
-    cJSON_AddStringToObject(o, "op", r->node ? r->node->op_type : "");
-    cJSON_AddNumberToObject(o, "tasks", (double)r->tasks);
-    cJSON_AddNumberToObject(o, "flops", r->flops);
-    cJSON_AddNumberToObject(o, "bytes", r->bytes);
-    cJSON_AddStringToObject(o, "stage", r->stage == HX_STAGE_PRE ? "pre" : r->stage == HX_STAGE_POST ? "post" : "infer");
-    cJSON_AddStringToObject(o, "device", "cpu");
-    cJSON_AddNumberToObject(o, "group", r->group);
-    if (r->node) {
-      cJSON_AddItemToObject(o, "inputs", value_names(r->node->inputs, r->node->num_inputs));
-      cJSON_AddItemToObject(o, "outputs", value_names(r->node->outputs, r->node->num_outputs));
-      if (r->node->workspace_bytes) {
-        cJSON_AddNumberToObject(o, "workspace_offset", (double)r->node->workspace_offset);
-        cJSON_AddNumberToObject(o, "workspace_bytes", (double)r->node->workspace_bytes);
-      }
+  add_signature(root, g);
+  cJSON_AddItemToObject(root, "kernels", kernels_json(&progs[0], lc));
+  if (batched) {
+    cJSON* sizes = cJSON_AddArrayToObject(root, "batch_sizes");
+    cJSON* list = cJSON_AddArrayToObject(root, "programs");
+    for (int i = 0; i < num_programs; ++i) {
+      cJSON_AddItemToArray(sizes, cJSON_CreateNumber((double)progs[i].batch));
+      cJSON* o = cJSON_CreateObject();
+      cJSON_AddNumberToObject(o, "batch", (double)progs[i].batch);
+      add_arena(o, progs[i].pctx);
+      add_signature(o, progs[i].g);
+      cJSON_AddItemToObject(o, "kernels", kernels_json(&progs[i], lc));
+      cJSON_AddItemToArray(list, o);
     }
-    cJSON_AddItemToArray(kernels, o);
   }
 
   cJSON* tensors = cJSON_AddArrayToObject(root, "tensors");

@@ -7,8 +7,20 @@
 #include "compiler/codegen/kernel_builder.h"
 #include "passes/pass.h"
 
-/* Returns malloc'd JSON text (free with free()); NULL on out-of-memory. */
-char* hc_manifest_json(const hc_graph* g, const hc_pass_ctx* pctx, const struct hc_target* t, const hc_lower_ctx* lc,
-                       const char* producer);
+/* One program of an artifact: a planned graph compiled for one batch size
+ * (harnessc --batch), or the only program of an ordinary artifact. */
+typedef struct hc_program {
+  hc_graph* g;
+  hc_pass_ctx* pctx;
+  int64_t batch;      /* leading dimension of every input and output; 0 = not a batch program */
+  int first_kernel;   /* its kernels in the lowering context: [first_kernel, first_kernel + num_kernels) */
+  int num_kernels;
+} hc_program;
+
+/* Returns malloc'd JSON text (free with free()); NULL on out-of-memory. The
+ * top level describes progs[0]; with `batched`, a "programs" list describes
+ * every program. weights_bytes is the size of the (shared) weights blob. */
+char* hc_manifest_json(const hc_program* progs, int num_programs, int batched, uint64_t weights_bytes,
+                       const struct hc_target* t, const hc_lower_ctx* lc, const char* producer);
 
 #endif /* HARNESS_BACKEND_MANIFEST_H */

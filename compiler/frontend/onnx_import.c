@@ -65,7 +65,33 @@ typedef struct importer {
   char* errors;
   size_t errors_len;
   int num_errors;
+  /* --batch: the leading dimension of the first input, to check the others
+   * share it (a symbolic name, or a fixed size when batch_param is NULL). */
+  const char* batch_input;
+  const char* batch_param;
+  int64_t batch_size;
 } importer;
+
+/* --batch: checks that input `name`'s leading dimension (symbolic `param`, or
+ * fixed `size`) is the one every input shares. */
+static hx_status_t note_batch_dim(importer* im, const char* name, int rank, const char* param, int64_t size) {
+  if (rank < 1)
+    return hx_status_make(HX_STATUS_INVALID_ARGUMENT, "--batch: graph input '%s' is a scalar, so it has no batch dimension", name);
+  if (!im->batch_input) {
+    im->batch_input = name;
+    im->batch_param = param;
+    im->batch_size = size;
+    return HX_OK;
+  }
+  bool same = im->batch_param ? (param && !strcmp(param, im->batch_param)) : (!param && size == im->batch_size);
+  if (same) return HX_OK;
+  char a[64], b[64];
+  if (im->batch_param) snprintf(a, sizeof a, "'%s'", im->batch_param); else snprintf(a, sizeof a, "%lld", (long long)im->batch_size);
+  if (param) snprintf(b, sizeof b, "'%s'", param); else snprintf(b, sizeof b, "%lld", (long long)size);
+  return hx_status_make(HX_STATUS_INVALID_ARGUMENT,
+                        "--batch: the graph inputs do not share a batch dimension: '%s' leads with %s but '%s' with %s",
+                        im->batch_input, a, name, b);
+}
 
 /* In collect mode, records the error and returns OK so import continues. */
 static hx_status_t report(importer* im, hx_status_t st) {
@@ -288,6 +314,10 @@ static hx_status_t import_input(importer* im, const Onnx__ValueInfoProto* vi, bo
       return hx_status_make(HX_STATUS_INVALID_ARGUMENT, "graph input '%s' has no shape; give one with --shape %s=DIMS", name, name);
     *used_shape_override = true;
     hc_value_set_shape(v, dt, o->rank, o->dims);
+    if (im->opts->batch > 0) {
+      HX_RETURN_IF_ERROR(note_batch_dim(im, name, o->rank, NULL, o->rank ? o->dims[0] : 0));
+      v->dims[0] = im->opts->batch;
+    }
     return HX_OK;
   }
   const hc_shape_override* whole = find_shape(im->opts, name);
@@ -302,17 +332,30 @@ static hx_status_t import_input(importer* im, const Onnx__ValueInfoProto* vi, bo
     }
     hc_value_set_shape(v, dt, rank, whole->dims);
     *used_shape_override = true;
+    if (im->opts->batch > 0) {
+      HX_RETURN_IF_ERROR(note_batch_dim(im, name, rank, NULL, rank ? whole->dims[0] : 0));
+      v->dims[0] = im->opts->batch;
+    }
     return HX_OK;
   }
+  if (im->opts->batch > 0 && rank < 1) return note_batch_dim(im, name, rank, NULL, 0);
   char example[256] = "";
   int missing = -1;
   for (int d = 0; d < rank; ++d) {
     const Onnx__TensorShapeProto__Dimension* dim = tt->shape->dim[d];
-    if (dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE && dim->dim_value >= 0) {
+    bool fixed = dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE && dim->dim_value >= 0;
+    const char* param = dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM ? dim->dim_param : NULL;
+    if (d == 0 && im->opts->batch > 0) {
+      /* The batch dimension: whatever the model says, --batch decides. */
+      HX_RETURN_IF_ERROR(note_batch_dim(im, name, rank, fixed ? NULL : (param ? param : "?"), fixed ? dim->dim_value : -1));
+      if (param) v->dim_params[d] = hc_arena_strdup(&im->g->arena, param);
+      v->dims[d] = im->opts->batch;
+      continue;
+    }
+    if (fixed) {
       v->dims[d] = dim->dim_value;
       continue;
     }
-    const char* param = dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM ? dim->dim_param : NULL;
     const hc_shape_override* o = param ? find_shape(im->opts, param) : NULL;
     if (o && o->rank == 1) {
       v->dims[d] = o->dims[0];

@@ -27,6 +27,10 @@ typedef struct hc_import_options {
   /* Keep going after an error and report every problem at once (harnessc
    * check); the returned graph is then incomplete. */
   bool collect_errors;
+  /* > 0 (harnessc --batch): the leading dimension of every graph input becomes
+   * this, whether the model fixes it or names it; the inputs must share that
+   * dimension (the same symbolic name, or the same fixed size). */
+  int64_t batch;
 } hc_import_options;
 
 /* Parses a parses the ONNX file at `path`. On success *out_graph is owned by

@@ -11,6 +11,7 @@
 #include "harness/status.h"
 
 #define HC_MAX_OVERRIDES 64
+#define HC_MAX_BATCHES 16
 
 typedef struct hc_compile_options {
   const char* input_path;   /* model.onnx */
@@ -24,6 +25,11 @@ typedef struct hc_compile_options {
   int num_shapes;
   const char* constants[HC_MAX_OVERRIDES];
   int num_constants;
+  /* --batch 1,2,4,8: compile one program per batch size (the leading
+   * dimension of every input) into one artifact sharing the weights. Sizes
+   * strictly increasing; num_batches 0 = an ordinary artifact. */
+  int64_t batch_sizes[HC_MAX_BATCHES];
+  int num_batches;
   const char* print_after;  /* pass name or "all" */
   int time_passes;
   int verbose;
@@ -37,6 +43,10 @@ hx_status_t hc_compile(const hc_compile_options* opts);
 /* `harnessc check`: imports and verifies the model, reporting every problem
  * at once. Prints a summary to `out`; fails if anything would stop a compile. */
 hx_status_t hc_check(const hc_compile_options* opts, FILE* out);
+
+/* Parses a --batch list ("1,2,4,8") into opts->batch_sizes, checking the
+ * sizes are positive and strictly increasing. */
+hx_status_t hc_parse_batch_list(const char* text, hc_compile_options* opts);
 
 /* Producer string, e.g. "harnessc 0.1.0". */
 const char* hc_version_string(void);

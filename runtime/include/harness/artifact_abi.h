@@ -12,6 +12,14 @@
  * loaders ignore. Struct sizes are pinned by static_assert so that an
  * accidental layout change breaks the build instead of an artifact.
  *
+ * History: 1.0 the original layout. 1.1 gives hx_abi_kernel's reserved word
+ * a meaning (`lane`, 0 in 1.0 artifacts, which is exactly the sequential
+ * schedule) and appends `programs` to the header: an artifact compiled with
+ * `harnessc --batch 1,2,4,8` holds one program per batch size, all sharing
+ * the one weights blob. The header's own signature, arena and variants are
+ * those of programs[0], so a 1.0 loader still runs a 1.1 artifact at its
+ * smallest batch size.
+ *
  * Kernel calling convention: every kernel is
  *     void kernel(void* const* bases, int64_t begin, int64_t end);
  * and computes tasks [begin, end) of its `tasks` independent pieces of work.
@@ -37,7 +45,7 @@ extern "C" {
 
 #define HX_ABI_MAGIC 0x53534e48u /* "HNSS" little-endian */
 #define HX_ABI_VERSION_MAJOR 1
-#define HX_ABI_VERSION_MINOR 0
+#define HX_ABI_VERSION_MINOR 1
 #define HX_ARTIFACT_QUERY_SYMBOL "harness_artifact_query"
 
 /* Indices into the bases table (see above). */
@@ -83,8 +91,12 @@ typedef struct hx_abi_tensor {
   int32_t rank;
 } hx_abi_tensor;
 
-/* One kernel of the schedule. Kernels run in array order; consecutive kernels
- * with the same `group` are independent and may run concurrently. */
+/* One kernel of the schedule. Kernels run in array order, except that
+ * consecutive kernels with the same `group` form a parallel group: inside a
+ * group, kernels with the same `lane` depend on each other and run in array
+ * order, while different lanes are independent (separate branches of the
+ * graph) and may run concurrently. A group whose kernels all share one lane
+ * is plain sequential code. Group ids never decrease along the table. */
 typedef struct hx_abi_kernel {
   const char* name;   /* fused node name, for profiles and errors */
   hx_abi_kernel_fn fn;
@@ -94,7 +106,7 @@ typedef struct hx_abi_kernel {
   int32_t stage;      /* HX_STAGE_* */
   int32_t device;     /* HX_DEVICE_* */
   int32_t group;      /* parallel group (schedule step) */
-  int32_t flags;      /* reserved, 0 */
+  int32_t lane;       /* branch within the group (ABI 1.1; reserved and 0 in 1.0) */
 } hx_abi_kernel;
 
 /* The same schedule compiled for one CPU feature level. */
@@ -105,6 +117,20 @@ typedef struct hx_abi_variant {
   uint32_t num_kernels;
   uint32_t reserved;
 } hx_abi_variant;
+
+/* One compiled batch size (ABI 1.1). Every input and output has the batch as
+ * its leading dimension; tensor descriptors and kernels are this program's
+ * own, the weights blob is the header's and shared by all programs. The
+ * variants list has the same targets in the same order as the header's. */
+typedef struct hx_abi_program {
+  int64_t batch;
+  uint64_t arena_bytes;
+  const hx_abi_tensor* inputs;  /* header.num_inputs entries */
+  const hx_abi_tensor* outputs; /* header.num_outputs entries */
+  const hx_abi_variant* variants;
+  uint32_t num_variants;
+  uint32_t reserved;
+} hx_abi_program;
 
 typedef struct hx_abi_header {
   uint32_t magic;       /* HX_ABI_MAGIC */
@@ -126,7 +152,16 @@ typedef struct hx_abi_header {
   const hx_abi_variant* variants; /* best first */
   uint32_t num_variants;
   uint32_t reserved;
+  /* ABI 1.1: batch programs, smallest batch first, programs[0] describing the
+   * same code as the fields above. NULL/0 in artifacts compiled without
+   * --batch (and absent in 1.0 artifacts: check header_bytes). */
+  const hx_abi_program* programs;
+  uint32_t num_programs;
+  uint32_t reserved2;
 } hx_abi_header;
+
+/* sizeof(hx_abi_header) in ABI 1.0, the smallest header a loader accepts. */
+#define HX_ABI_HEADER_BYTES_1_0 112u
 
 typedef const hx_abi_header* (*hx_abi_query_fn)(void);
 
@@ -134,7 +169,8 @@ typedef const hx_abi_header* (*hx_abi_query_fn)(void);
 _Static_assert(sizeof(hx_abi_tensor) == 32, "hx_abi_tensor layout is ABI");
 _Static_assert(sizeof(hx_abi_kernel) == 56, "hx_abi_kernel layout is ABI");
 _Static_assert(sizeof(hx_abi_variant) == 32, "hx_abi_variant layout is ABI");
-_Static_assert(sizeof(hx_abi_header) == 112, "hx_abi_header layout is ABI");
+_Static_assert(sizeof(hx_abi_program) == 48, "hx_abi_program layout is ABI");
+_Static_assert(sizeof(hx_abi_header) == 128, "hx_abi_header layout is ABI");
 #endif
 
 #ifdef __cplusplus

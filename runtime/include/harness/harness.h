@@ -86,8 +86,17 @@ const char* hx_model_name(const hx_model_t* model);
 const char* hx_model_producer(const hx_model_t* model);
 const char* hx_model_target(const hx_model_t* model);      /* chosen code variant */
 const char* hx_model_manifest_json(const hx_model_t* model);
+/* Arena bytes a session needs: the largest of any batch program. */
 size_t hx_model_arena_bytes(const hx_model_t* model);
 size_t hx_model_kernel_count(const hx_model_t* model);
+
+/* Batch sizes compiled into the artifact (harnessc --batch 1,2,4,8), smallest
+ * first. hx_model_batch_count is 0 for an artifact compiled without --batch;
+ * it then has the one program its model's shapes describe. A batched
+ * artifact's hx_model_input_info/output_info describe its smallest batch. */
+size_t hx_model_batch_count(const hx_model_t* model);
+/* The index-th compiled batch size; 0 if index is out of range. */
+int64_t hx_model_batch_size(const hx_model_t* model, size_t index);
 
 /* Names a CPU feature bit (HX_CPU_*) and reports this machine's features. */
 const char* hx_cpu_feature_name(uint64_t feature_bit);
@@ -109,7 +118,17 @@ typedef struct hx_session_options {
  * session. */
 hx_status_t hx_session_create(const hx_model_t* model, const hx_session_options_t* opts,
                               hx_session_t** out_session);
+/* Same for the program of a batched artifact compiled for exactly `batch`
+ * (HX_STATUS_NOT_FOUND names the sizes that exist). Its inputs and outputs
+ * have `batch` as leading dimension; see hx_session_input_info. */
+hx_status_t hx_session_create_for_batch(const hx_model_t* model, int64_t batch, const hx_session_options_t* opts,
+                                        hx_session_t** out_session);
 void hx_session_free(hx_session_t* session);
+
+/* The signature of the session's program (differs from hx_model_*_info only
+ * for sessions made with hx_session_create_for_batch). Lent by the model. */
+hx_status_t hx_session_input_info(const hx_session_t* session, size_t index, hx_tensor_info_t* out_info);
+hx_status_t hx_session_output_info(const hx_session_t* session, size_t index, hx_tensor_info_t* out_info);
 
 /* Binds caller-owned buffers (dense, row-major, of exactly the size reported
  * by hx_model_*_info). Bindings persist across runs until rebound. Output

@@ -27,6 +27,8 @@ typedef enum hx_status_code {
   HX_STATUS_FAILED_PRECONDITION = 7,/* call made in the wrong state (e.g. unbound input) */
   HX_STATUS_INTERNAL = 8,           /* a bug in Harness or in a library it uses */
   HX_STATUS_UNAVAILABLE = 9,        /* a resource is busy (queue full); retry later */
+  HX_STATUS_DEADLINE_EXCEEDED = 10, /* a request's deadline cannot be or was not met */
+  HX_STATUS_CANCELLED = 11,         /* work abandoned on request (e.g. server shutdown) */
 } hx_status_code_t;
 
 typedef struct hx_status_s* hx_status_t;
