@@ -1,6 +1,8 @@
 /* Kernel builder implementation: thin, typed wrappers over the LLVM C API. */
 #include "compiler/codegen/kernel_builder.h"
 
+#include "compiler/codegen/fast_math.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -235,34 +237,9 @@ LLVMValueRef hc_kb_splat(hc_kb* kb, LLVMValueRef s, unsigned n) {
   return LLVMBuildShuffleVector(kb->b, v, LLVMGetPoison(vt), LLVMConstNull(LLVMVectorType(kb->t_i32, n)), "");
 }
 
-/* exp(x) for float32 without a libm call, so loops around it vectorise:
- * x = n*ln2 + r with |r| <= ln2/2 (Cody-Waite split of ln2), exp(r) by the
- * Cephes expf polynomial (about 1 ulp), 2^n assembled in the exponent bits.
- * Results below FLT_MIN flush to 0 (x < -87.33), above FLT_MAX give +inf,
- * NaN passes through. */
-LLVMValueRef hc_kb_exp_f32(hc_kb* kb, LLVMValueRef x) {
-  static const double k_poly[] = {1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3,
-                                  4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1};
-  LLVMBuilderRef b = kb->b;
-  LLVMTypeRef f = kb->t_f32;
-  hx_dtype_t dt = HX_DTYPE_FLOAT32;
-  LLVMValueRef lo = LLVMConstReal(f, -87.33654), hi = LLVMConstReal(f, 88.8);
-  LLVMValueRef xc = hc_kb_min(kb, dt, hc_kb_max(kb, dt, x, lo), hi);
-  LLVMValueRef nf = hc_kb_mul(kb, dt, xc, LLVMConstReal(f, 1.44269504088896341));
-  nf = hc_kb_intrinsic(kb, "llvm.roundeven", f, &nf, 1);
-  LLVMValueRef r = hc_kb_fma(kb, dt, nf, LLVMConstReal(f, -0.693359375), xc);
-  r = hc_kb_fma(kb, dt, nf, LLVMConstReal(f, 2.12194440e-4), r);
-  LLVMValueRef p = LLVMConstReal(f, k_poly[0]);
-  for (size_t i = 1; i < sizeof k_poly / sizeof k_poly[0]; ++i) p = hc_kb_fma(kb, dt, p, r, LLVMConstReal(f, k_poly[i]));
-  LLVMValueRef r2 = hc_kb_mul(kb, dt, r, r);
-  LLVMValueRef y = hc_kb_fma(kb, dt, p, r2, hc_kb_add(kb, dt, r, LLVMConstReal(f, 1.0)));
-  /* 2^n for n in [-126, 128]; n = 128 yields the +inf bit pattern. */
-  LLVMValueRef n = LLVMBuildFPToSI(b, nf, kb->t_i32, "");
-  LLVMValueRef bits = LLVMBuildShl(b, LLVMBuildAdd(b, n, LLVMConstInt(kb->t_i32, 127, 0), ""), LLVMConstInt(kb->t_i32, 23, 0), "");
-  y = hc_kb_mul(kb, dt, y, LLVMBuildBitCast(b, bits, f, ""));
-  y = hc_kb_select(kb, LLVMBuildFCmp(b, LLVMRealOLT, x, lo, ""), LLVMConstReal(f, 0.0), y);
-  return hc_kb_select(kb, LLVMBuildFCmp(b, LLVMRealUNO, x, x, ""), x, y);
-}
+/* Vectorisable float32 exp (compiler/codegen/fast_math.c: correct over the
+ * whole range, subnormal results included). */
+LLVMValueRef hc_kb_exp_f32(hc_kb* kb, LLVMValueRef x) { return hc_ew_exp(kb, HX_DTYPE_FLOAT32, x); }
 
 LLVMValueRef hc_kb_convert(hc_kb* kb, LLVMValueRef v, hx_dtype_t from, hx_dtype_t to) {
   LLVMTypeRef tt = hc_kb_compute_type(kb, to);
@@ -404,8 +381,15 @@ LLVMValueRef hc_kb_libm(hc_kb* kb, const char* name, LLVMTypeRef type, LLVMValue
 LLVMValueRef hc_kb_math(hc_kb* kb, hx_dtype_t dt, const char* name, LLVMValueRef* args, unsigned nargs) {
   LLVMTypeRef t = hc_kb_compute_type(kb, dt);
   bool dbl = LLVMGetTypeKind(t) == LLVMDoubleTypeKind;
-  /* Inline, vectorisable float32 exp instead of a per-element libm call. */
-  if (!dbl && !strcmp(name, "exp")) return hc_kb_exp_f32(kb, args[0]);
+  /* Inline, vectorisable float32 versions instead of per-element libm calls. */
+  if (!dbl && nargs == 1) {
+    if (!strcmp(name, "exp")) return hc_ew_exp(kb, dt, args[0]);
+    if (!strcmp(name, "expm1")) return hc_ew_expm1(kb, dt, args[0]);
+    if (!strcmp(name, "log")) return hc_ew_log(kb, dt, args[0]);
+    if (!strcmp(name, "log1p")) return hc_ew_log1p(kb, dt, args[0]);
+    if (!strcmp(name, "tanh")) return hc_ew_tanh(kb, dt, args[0]);
+    if (!strcmp(name, "erf")) return hc_ew_erf(kb, dt, args[0]);
+  }
   /* Functions LLVM knows as intrinsics (vectorisable, constant-foldable). */
   static const char* const intrinsics[] = {"exp", "exp2", "log", "log2", "log10", "sqrt", "fabs", "floor", "ceil",
                                            "trunc", "round", "rint", "nearbyint", "sin", "cos", "pow", "copysign",
