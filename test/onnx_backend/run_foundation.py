@@ -7,7 +7,10 @@ the foundation operator set (docs/operators.md lists the full coverage).
 A test is selected when every node's op is in FOUNDATION_OPS and every graph
 input and output is a numeric tensor (string, sequence and optional values
 are outside what an inference compiler takes), and it is not a training-mode
-test. Exits non-zero if any selected test fails or is skipped.
+test. Exits non-zero if any selected test fails or is skipped, except the
+tests listed with a reason in known_failures.txt (expected failures, kept
+visible); a listed test that passes also fails the run, so the list only
+shrinks.
 """
 import argparse
 import glob
@@ -25,6 +28,17 @@ ReduceSum LayerNormalization Pad Expand Where Equal Less Greater Min Max Constan
 """.split())
 
 NODE_TESTS = "/usr/share/libonnx-testdata/data/node"
+KNOWN_FAILURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "known_failures.txt")
+
+
+def known_failures():
+    known = {}
+    for line in open(KNOWN_FAILURES):
+        line = line.strip()
+        if line and not line.startswith("#"):
+            name, _, why = line.partition(" ")
+            known[name] = why.strip()
+    return known
 
 
 def numeric_tensor(vi):
@@ -58,9 +72,21 @@ def main():
     p = subprocess.run([a.harness_test, "-q", "-j", a.j] + tests, text=True, capture_output=True)
     sys.stdout.write(p.stdout)
     sys.stderr.write(p.stderr)
+    known = known_failures()
+    bad = []
+    failed = set()
+    for line in p.stdout.splitlines():
+        if line.startswith(("FAIL ", "SKIP ")):
+            name = line.split()[1].rstrip(":")
+            failed.add(name)
+            if name not in known:
+                bad.append(line)
+    fixed = [t for t in known if t not in failed and any(os.path.basename(d) == t for d in tests)]
+    print(f"{len(failed)} known failures of {len(tests)} tests" if not bad else f"{len(bad)} unexpected failures")
+    for t in fixed:
+        print(f"known failure {t} now passes: remove it from {KNOWN_FAILURES}")
     summary = p.stdout.strip().splitlines()[-1] if p.stdout.strip() else ""
-    ok = p.returncode == 0 and summary.endswith(" 0 skipped")
-    return 0 if ok else 1
+    return 0 if not bad and not fixed and summary else 1
 
 
 if __name__ == "__main__":
