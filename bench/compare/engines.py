@@ -1,0 +1,108 @@
+"""Engine processes for interleaved benchmarks: `harness-bench --serve` and
+bench/compare/ort_bench.js --serve speak the same line protocol ("run K" ->
+{"times_ns": [...]}), so a driver can alternate blocks of runs between
+engines that stay loaded, and machine-wide noise hits both alike."""
+import json
+import os
+import statistics
+import subprocess
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+
+
+class Engine:
+    """One model loaded in one engine, answering "run K"."""
+
+    def __init__(self, name, cmd, env=None):
+        self.name = name
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     text=True, bufsize=1, env=env)
+        line = self.proc.stdout.readline()
+        if not line or not json.loads(line).get("ready"):
+            err = self.proc.stderr.read()
+            raise RuntimeError(f"{name} did not start: {' '.join(cmd)}\n{line}{err}")
+
+    def run(self, k):
+        """Times k runs; returns their times in ns."""
+        self.proc.stdin.write(f"run {k}\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError(f"{self.name} exited:\n{self.proc.stderr.read()}")
+        reply = json.loads(line)
+        if "times_ns" not in reply:
+            raise RuntimeError(f"{self.name}: {line}")
+        return reply["times_ns"]
+
+    def close(self):
+        try:
+            self.proc.stdin.write("quit\n")
+            self.proc.stdin.flush()
+            self.proc.wait(timeout=30)
+        except (BrokenPipeError, subprocess.TimeoutExpired):
+            self.proc.kill()
+
+
+def harness_engine(bin_dir, artifact, threads, input_spec=None, warmup=10):
+    cmd = [os.path.join(bin_dir, "harness-bench"), artifact, "--serve", "--threads", str(threads),
+           "--warmup", str(warmup)]
+    if input_spec:
+        cmd += ["--input", input_spec]
+    return Engine("harness", cmd)
+
+
+def ort_engine(model, threads, input_spec=None, warmup=10):
+    cmd = ["node", os.path.join(HERE, "ort_bench.js"), model, "--serve", "--threads", str(threads),
+           "--warmup", str(warmup)]
+    if input_spec:
+        cmd += ["--input", input_spec]
+    return Engine("ort", cmd)
+
+
+def interleave(engines, rounds, block_s=0.25, pause_s=0.02, min_block=1, max_block=2000):
+    """Runs blocks of each engine in turn (A B, then B A, ...) for `rounds`
+    rounds, with a short pause between blocks so the other engine's spinning
+    workers park; each engine's block size is chosen so a block lasts about
+    block_s. Returns {name: [times_ns]} and {name: [per-round medians]}."""
+    block = {}
+    for e in engines:
+        probe = e.run(3)
+        per = statistics.median(probe)
+        block[e.name] = max(min_block, min(max_block, int(block_s * 1e9 / max(per, 1))))
+    times = {e.name: [] for e in engines}
+    round_medians = {e.name: [] for e in engines}
+    for r in range(rounds):
+        order = engines if r % 2 == 0 else list(reversed(engines))
+        for e in order:
+            time.sleep(pause_s)
+            t = e.run(block[e.name])
+            times[e.name] += t
+            round_medians[e.name].append(statistics.median(t))
+    return times, round_medians
+
+
+def peak(bin_dir):
+    """This machine's ISA, clock and fp32 peaks (harness-bench --peak --json)."""
+    p = subprocess.run([os.path.join(bin_dir, "harness-bench"), "--peak", "--json"], capture_output=True, text=True,
+                       check=True)
+    return json.loads(p.stdout)
+
+
+def artifact_info(bin_dir, artifact):
+    """flops per run, target and required CPU features of an artifact."""
+    p = subprocess.run([os.path.join(bin_dir, "harness-bench"), artifact, "--iters", "1", "--warmup", "0", "--json"],
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        raise RuntimeError(f"harness-bench {artifact} failed:\n{p.stderr}")
+    return json.loads(p.stdout)
+
+
+def peak_for(machine, isa=None):
+    """(name, GFLOP/s per core) of the peak to quote: `isa` ("avx2" or
+    "avx512") if given, else the machine's widest vector ISA."""
+    isa = isa or machine["isa"]
+    if isa == "avx512" and machine["peak_avx512_gflops_per_core"] > 0:
+        return "AVX-512", machine["peak_avx512_gflops_per_core"]
+    return "AVX2", machine["peak_avx2_gflops_per_core"]
