@@ -1,5 +1,9 @@
-/* Fork-join pool: a generation counter publishes each loop, workers claim
- * chunks from an atomic counter, the caller waits for the last worker. */
+/* Fork-join pool: a generation counter publishes each loop, threads claim
+ * chunks with a compare-and-swap on a word holding (generation, next index),
+ * and the caller returns as soon as every iteration is done -- not when every
+ * worker has checked in, so a worker the OS has descheduled cannot stall a
+ * kernel: whoever is running does its share. A late worker that wakes after
+ * its loop ended finds the generation changed and claims nothing. */
 #define _GNU_SOURCE
 #include "thread_pool.h"
 
@@ -37,21 +41,34 @@ typedef struct hx_pool_counter {
   _Alignas(HX_CACHE_LINE) atomic_uint_fast64_t busy_ns;
 } hx_pool_counter;
 
+/* The claim word: the loop's generation in the high bits, the next
+ * unclaimed iteration in the low HX_POOL_INDEX_BITS. */
+#define HX_POOL_INDEX_BITS 44
+#define HX_POOL_INDEX_MASK ((1ull << HX_POOL_INDEX_BITS) - 1)
+#define HX_POOL_GEN_MASK ((1ull << (64 - HX_POOL_INDEX_BITS)) - 1)
+
+/* A loop's description. Two slots alternate by generation parity: a worker
+ * that read a slot late sees its generation gone from the claim word and
+ * uses nothing it read. Atomics because such late reads may race with the
+ * caller filling the slot for a later loop. */
+typedef struct hx_pool_job {
+  atomic_uintptr_t body;
+  atomic_uintptr_t ctx;
+  atomic_int_fast64_t n;
+  atomic_int_fast64_t chunk;
+} hx_pool_job;
+
 struct hx_pool {
-  /* Fields written per loop by the caller, read by workers. */
-  _Alignas(HX_CACHE_LINE) hx_pool_body_fn body;
-  void* ctx;
-  int64_t n;
-  int64_t chunk;
+  _Alignas(HX_CACHE_LINE) hx_pool_job jobs[2];
   /* Published loop number; workers run a loop when it changes. */
   _Alignas(HX_CACHE_LINE) atomic_uint_fast64_t generation;
-  /* Next unclaimed iteration. Own line: every thread hammers it. */
-  _Alignas(HX_CACHE_LINE) atomic_int_fast64_t next;
-  /* Workers still inside the current loop. */
-  _Alignas(HX_CACHE_LINE) atomic_int active;
+  /* (generation, next iteration). Own line: every thread hammers it. */
+  _Alignas(HX_CACHE_LINE) atomic_uint_fast64_t claim;
+  /* Iterations finished in the current loop. */
+  _Alignas(HX_CACHE_LINE) atomic_int_fast64_t done;
   atomic_int parked; /* workers sleeping on the condition variable */
   atomic_int stop;
-  atomic_int caller_parked; /* the caller sleeps on done_cond for the last worker */
+  atomic_int caller_parked; /* the caller sleeps on done_cond for the last chunk */
   pthread_cond_t done_cond;
   pthread_mutex_t mutex;
   pthread_cond_t cond;
@@ -75,17 +92,36 @@ static void pin_to_cpu(int cpu) {
   (void)pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
 }
 
-/* Claims chunks until the loop is exhausted; `self` is the thread's index
- * for busy-time accounting. */
-static void run_chunks(struct hx_pool* pool, int self) {
-  const int64_t n = pool->n, chunk = pool->chunk;
+/* Claims chunks of loop `gen` until it is exhausted or over; `self` is the
+ * thread's index for busy-time accounting. */
+static void run_chunks(struct hx_pool* pool, uint64_t gen, int self) {
+  const hx_pool_job* job = &pool->jobs[gen & 1];
+  hx_pool_body_fn body = (hx_pool_body_fn)atomic_load_explicit(&job->body, memory_order_relaxed);
+  void* ctx = (void*)atomic_load_explicit(&job->ctx, memory_order_relaxed);
+  const int64_t n = atomic_load_explicit(&job->n, memory_order_relaxed);
+  const int64_t chunk = atomic_load_explicit(&job->chunk, memory_order_relaxed);
+  const uint64_t tag = (gen & HX_POOL_GEN_MASK) << HX_POOL_INDEX_BITS;
   const int account = atomic_load_explicit(&pool->accounting, memory_order_relaxed);
   uint64_t t0 = account ? now_ns() : 0;
+  uint64_t word = atomic_load_explicit(&pool->claim, memory_order_acquire);
   for (;;) {
-    int64_t begin = atomic_fetch_add_explicit(&pool->next, chunk, memory_order_relaxed);
+    if ((word & ~HX_POOL_INDEX_MASK) != tag) break; /* the loop is over: a later one owns the word */
+    int64_t begin = (int64_t)(word & HX_POOL_INDEX_MASK);
     if (begin >= n) break;
     int64_t end = begin + chunk < n ? begin + chunk : n;
-    pool->body(pool->ctx, begin, end);
+    /* Success proves the loop (and what was read of its job) is current. */
+    if (!atomic_compare_exchange_weak_explicit(&pool->claim, &word, tag | (uint64_t)end, memory_order_acq_rel,
+                                               memory_order_acquire))
+      continue;
+    body(ctx, begin, end);
+    /* Sequentially consistent add-then-check pairs with the caller's
+     * flag-then-check, so the caller's wake-up cannot be missed. */
+    if (atomic_fetch_add(&pool->done, end - begin) + (end - begin) == n && atomic_load(&pool->caller_parked)) {
+      pthread_mutex_lock(&pool->mutex);
+      pthread_cond_broadcast(&pool->done_cond);
+      pthread_mutex_unlock(&pool->mutex);
+    }
+    word = atomic_load_explicit(&pool->claim, memory_order_acquire);
   }
   if (account)
     atomic_fetch_add_explicit(&pool->counters[self].busy_ns, now_ns() - t0, memory_order_relaxed);
@@ -114,15 +150,7 @@ static void* worker_main(void* arg) {
     }
     if (atomic_load_explicit(&pool->stop, memory_order_relaxed)) break;
     seen = gen;
-    run_chunks(pool, w->index);
-    /* The last worker out wakes a caller that stopped spinning. Sequentially
-     * consistent decrement-then-check pairs with the caller's
-     * flag-then-check, so the wake-up cannot be missed. */
-    if (atomic_fetch_sub(&pool->active, 1) == 1 && atomic_load(&pool->caller_parked)) {
-      pthread_mutex_lock(&pool->mutex);
-      pthread_cond_broadcast(&pool->done_cond);
-      pthread_mutex_unlock(&pool->mutex);
-    }
+    run_chunks(pool, gen, w->index);
   }
   return NULL;
 }
@@ -167,8 +195,14 @@ hx_status_t hx_pool_create(int threads, int pin, hx_pool_t** out_pool) {
   atomic_init(&pool->accounting, 0);
   pool->threads = threads;
   atomic_init(&pool->generation, 0);
-  atomic_init(&pool->next, 0);
-  atomic_init(&pool->active, 0);
+  atomic_init(&pool->claim, 0);
+  atomic_init(&pool->done, 0);
+  for (int j = 0; j < 2; ++j) {
+    atomic_init(&pool->jobs[j].body, 0);
+    atomic_init(&pool->jobs[j].ctx, 0);
+    atomic_init(&pool->jobs[j].n, 0);
+    atomic_init(&pool->jobs[j].chunk, 1);
+  }
   atomic_init(&pool->parked, 0);
   atomic_init(&pool->stop, 0);
   atomic_init(&pool->caller_parked, 0);
@@ -248,32 +282,35 @@ void hx_pool_parallel_for(hx_pool_t* pool, int64_t n, hx_pool_body_fn body, void
   /* Four chunks per thread balance uneven tasks without much counter traffic. */
   int64_t chunk = n / ((int64_t)pool->threads * 4);
   if (chunk < 1) chunk = 1;
-  pool->body = body;
-  pool->ctx = ctx;
-  pool->n = n;
-  pool->chunk = chunk;
-  atomic_store_explicit(&pool->next, 0, memory_order_relaxed);
-  atomic_store_explicit(&pool->active, pool->threads - 1, memory_order_relaxed);
+  uint64_t gen = atomic_load_explicit(&pool->generation, memory_order_relaxed) + 1;
+  hx_pool_job* job = &pool->jobs[gen & 1];
+  atomic_store_explicit(&job->body, (uintptr_t)body, memory_order_relaxed);
+  atomic_store_explicit(&job->ctx, (uintptr_t)ctx, memory_order_relaxed);
+  atomic_store_explicit(&job->n, n, memory_order_relaxed);
+  atomic_store_explicit(&job->chunk, chunk, memory_order_relaxed);
+  atomic_store_explicit(&pool->done, 0, memory_order_relaxed);
+  atomic_store_explicit(&pool->claim, (gen & HX_POOL_GEN_MASK) << HX_POOL_INDEX_BITS, memory_order_release);
   /* Sequentially consistent publish-then-check pairs with the worker's
    * parked++-then-check, so a worker cannot fall asleep on a published loop. */
-  atomic_fetch_add(&pool->generation, 1);
+  atomic_store(&pool->generation, gen);
   if (atomic_load(&pool->parked) > 0) {
     pthread_mutex_lock(&pool->mutex);
     pthread_cond_broadcast(&pool->cond);
     pthread_mutex_unlock(&pool->mutex);
   }
-  run_chunks(pool, 0);
-  /* Wait for the workers: spin (they usually finish within microseconds of
-   * the caller), then sleep, so that a long-running worker (a lane of a
-   * parallel group) does not have the caller burning a core beside it. */
-  for (int spins = 0; atomic_load_explicit(&pool->active, memory_order_acquire) > 0; ++spins) {
+  run_chunks(pool, gen, 0);
+  /* Wait until every iteration is done (other threads may still be inside
+   * chunks they claimed): spin briefly, then sleep, so that a long-running
+   * chunk (a lane of a parallel group) does not have the caller burning a
+   * core beside it. */
+  for (int spins = 0; atomic_load_explicit(&pool->done, memory_order_acquire) < n; ++spins) {
     if (spins < HX_POOL_SPIN_ITERS) {
       HX_CPU_RELAX();
       continue;
     }
     pthread_mutex_lock(&pool->mutex);
     atomic_store(&pool->caller_parked, 1);
-    while (atomic_load(&pool->active) > 0) pthread_cond_wait(&pool->done_cond, &pool->mutex);
+    while (atomic_load(&pool->done) < n) pthread_cond_wait(&pool->done_cond, &pool->mutex);
     atomic_store(&pool->caller_parked, 0);
     pthread_mutex_unlock(&pool->mutex);
   }
