@@ -29,14 +29,16 @@ static hx_status_t parse_emit(const char* s, hc_emit_kind* out) {
   static const struct {
     const char* name;
     hc_emit_kind kind;
-  } kinds[] = {{"lib", HC_EMIT_LIB}, {"obj", HC_EMIT_OBJ}, {"llvm-ir", HC_EMIT_LLVM_IR}, {"asm", HC_EMIT_ASM}, {"manifest", HC_EMIT_MANIFEST}};
+  } kinds[] = {{"lib", HC_EMIT_LIB},         {"obj", HC_EMIT_OBJ},           {"llvm-ir", HC_EMIT_LLVM_IR},
+               {"asm", HC_EMIT_ASM},         {"manifest", HC_EMIT_MANIFEST}, {"memplan", HC_EMIT_MEMPLAN},
+               {"memplan-svg", HC_EMIT_MEMPLAN_SVG}};
   for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); ++i) {
     if (!strcmp(kinds[i].name, s)) {
       *out = kinds[i].kind;
       return HX_OK;
     }
   }
-  return hx_status_make(HX_STATUS_INVALID_ARGUMENT, "unknown --emit '%s' (expected lib, obj, llvm-ir, asm or manifest)", s);
+  return hx_status_make(HX_STATUS_INVALID_ARGUMENT, "unknown --emit '%s' (expected lib, obj, llvm-ir, asm, manifest, memplan or memplan-svg)", s);
 }
 
 /* Splits "NAME=VALUE" at the last '=' (names may contain '='? ONNX names

@@ -34,10 +34,12 @@ hx_status_t hc_graph_create(const char* name, hc_graph** out_graph) {
 void hc_graph_free(hc_graph* g) {
   if (!g) return;
   for (int i = 0; i < g->num_owned; ++i) free(g->owned[i]);
-  /* Subgraphs in attributes are owned by their parent graph. */
-  for (int i = 0; i < g->num_nodes; ++i)
-    for (int a = 0; a < g->nodes[i]->num_attrs; ++a)
-      if (g->nodes[i]->attrs[a].type == HC_ATTR_GRAPH) hc_graph_free(g->nodes[i]->attrs[a].g);
+  /* Subgraphs (node attributes and their copies) are owned by their parent
+   * graph; nodes removed from the list still reference theirs until now. */
+  for (int i = 0; i < g->num_children; ++i) hc_graph_free(g->children[i]);
+  free(g->children);
+  free(g->captures);
+  free(g->capture_slots);
   free(g->owned);
   free(g->values);
   free(g->nodes);
@@ -496,4 +498,167 @@ hx_status_t hc_node_error(const hc_node* n, hx_status_code_t code, const char* f
   if (n->domain && n->domain[0])
     return hx_status_make(code, "node \"%s\" (%s:%s, opset %d): %s", n->name, n->domain, n->op_type, n->opset, msg);
   return hx_status_make(code, "node \"%s\" (%s, opset %d): %s", n->name, n->op_type, n->opset, msg);
+}
+
+/* ---- subgraphs ------------------------------------------------------------ */
+
+hx_status_t hc_graph_add_child(hc_graph* g, hc_graph* child) {
+  if (!grow((void***)&g->children, &g->cap_children, g->num_children + 1)) return OOM();
+  g->children[g->num_children++] = child;
+  return HX_OK;
+}
+
+hx_status_t hc_node_add_capture(hc_graph* g, hc_node* n, hc_value* v, int* out_slot) {
+  for (int i = n->num_inputs - n->num_captures; i < n->num_inputs; ++i) {
+    if (n->inputs[i] == v) {
+      *out_slot = i;
+      return HX_OK;
+    }
+  }
+  /* Input arrays live in the arena: grow by copying. */
+  hc_value** in = hc_arena_alloc(&g->arena, sizeof(hc_value*) * (size_t)(n->num_inputs + 1));
+  if (!in) return OOM();
+  for (int i = 0; i < n->num_inputs; ++i) in[i] = n->inputs[i];
+  in[n->num_inputs] = v;
+  n->inputs = in;
+  *out_slot = n->num_inputs++;
+  n->num_captures++;
+  return HX_OK;
+}
+
+hx_status_t hc_graph_add_capture(hc_graph* sub, hc_value* v, int slot) {
+  if (sub->num_captures == sub->cap_captures) {
+    int ncap = sub->cap_captures ? sub->cap_captures * 2 : 8;
+    hc_value** c = realloc(sub->captures, sizeof(hc_value*) * (size_t)ncap);
+    if (!c) return OOM();
+    sub->captures = c;
+    int* s = realloc(sub->capture_slots, sizeof(int) * (size_t)ncap);
+    if (!s) return OOM();
+    sub->capture_slots = s;
+    sub->cap_captures = ncap;
+  }
+  sub->captures[sub->num_captures] = v;
+  sub->capture_slots[sub->num_captures++] = slot;
+  return HX_OK;
+}
+
+int hc_graph_capture_index(const hc_graph* sub, const hc_value* v) {
+  for (int i = 0; i < sub->num_captures; ++i)
+    if (sub->captures[i] == v) return i;
+  return -1;
+}
+
+/* Maps a value of the clone's source to its copy (NULL stays NULL). */
+static hc_value* clone_map(hc_value* const* map, const hc_graph* src, const hc_value* v) {
+  if (!v) return NULL;
+  if (v->id < 0 || v->id >= src->num_values || src->values[v->id] != v) return NULL;
+  return map[v->id];
+}
+
+hx_status_t hc_graph_clone(hc_graph* owner, const hc_graph* src, hc_graph** out) {
+  *out = NULL;
+  hc_graph* g;
+  HX_RETURN_IF_ERROR(hc_graph_create(src->name, &g));
+  hx_status_t st = hc_graph_add_child(owner, g);
+  if (st != HX_OK) {
+    hc_graph_free(g);
+    return st;
+  }
+  g->default_opset = src->default_opset;
+  hc_value** map = calloc((size_t)src->num_values + 1, sizeof(hc_value*));
+  hc_node** nmap = calloc((size_t)src->num_nodes + 1, sizeof(hc_node*));
+  if (!map || !nmap) {
+    free(map);
+    free(nmap);
+    return OOM();
+  }
+  for (int i = 0; st == HX_OK && i < src->num_values; ++i) {
+    const hc_value* sv = src->values[i];
+    hc_value* v;
+    st = hc_graph_add_value(g, NULL, sv->dtype, 0, NULL, &v);
+    if (st != HX_OK) break;
+    int id = v->id;
+    *v = *sv;
+    v->id = id;
+    v->storage.base = -1;
+    v->storage.offset = 0;
+    map[i] = v;
+  }
+  for (int i = 0; st == HX_OK && i < src->num_nodes; ++i) {
+    const hc_node* sn = src->nodes[i];
+    hc_node* n;
+    st = hc_graph_add_node(g, sn->name, sn->op_type, sn->domain, sn->num_inputs, sn->num_outputs, &n);
+    if (st != HX_OK) break;
+    int id = n->id;
+    hc_value** in = n->inputs;
+    hc_value** outs = n->outputs;
+    *n = *sn;
+    n->id = id;
+    n->inputs = in;
+    n->outputs = outs;
+    n->op_state = NULL;
+    n->workspace_bytes = n->workspace_offset = 0;
+    n->group = n->lane = 0;
+    n->num_fused = 0;
+    n->fused = NULL;
+    n->packed = NULL;
+    for (int j = 0; j < sn->num_inputs; ++j) n->inputs[j] = clone_map(map, src, sn->inputs[j]);
+    for (int j = 0; j < sn->num_outputs; ++j) n->outputs[j] = clone_map(map, src, sn->outputs[j]);
+    n->attrs = hc_arena_alloc(&g->arena, sizeof(hc_attr) * (size_t)(sn->num_attrs ? sn->num_attrs : 1));
+    if (!n->attrs) {
+      st = OOM();
+      break;
+    }
+    for (int a = 0; a < sn->num_attrs; ++a) {
+      n->attrs[a] = sn->attrs[a];
+      if (sn->attrs[a].type == HC_ATTR_GRAPH && sn->attrs[a].g) st = hc_graph_clone(g, sn->attrs[a].g, &n->attrs[a].g);
+    }
+    nmap[i] = n;
+  }
+  for (int i = 0; st == HX_OK && i < src->num_values; ++i) {
+    hc_value* v = map[i];
+    v->alias_of = clone_map(map, src, src->values[i]->alias_of);
+    v->dyn_source = clone_map(map, src, src->values[i]->dyn_source);
+    const hc_node* p = src->values[i]->producer;
+    v->producer = p && p->id >= 0 && p->id < src->num_nodes && src->nodes[p->id] == p ? nmap[p->id] : NULL;
+  }
+  if (st == HX_OK && src->num_inputs) {
+    g->inputs = calloc((size_t)src->num_inputs, sizeof(hc_value*));
+    if (!g->inputs) st = OOM();
+    for (int i = 0; st == HX_OK && i < src->num_inputs; ++i) g->inputs[i] = clone_map(map, src, src->inputs[i]);
+    g->num_inputs = src->num_inputs;
+  }
+  for (int i = 0; st == HX_OK && i < src->num_outputs; ++i) {
+    st = hc_graph_add_output(g, clone_map(map, src, src->outputs[i]));
+    if (st == HX_OK) g->output_names[i] = src->output_names[i];
+  }
+  for (int i = 0; st == HX_OK && i < src->num_captures; ++i)
+    st = hc_graph_add_capture(g, clone_map(map, src, src->captures[i]), src->capture_slots[i]);
+  free(map);
+  free(nmap);
+  if (st == HX_OK) *out = g;
+  return st;
+}
+
+hx_status_t hc_graph_splice(hc_graph* g, int pos, hc_graph* sub) {
+  if (pos < 0 || pos > g->num_nodes) pos = g->num_nodes;
+  if (!grow((void***)&g->values, &g->cap_values, g->num_values + sub->num_values)) return OOM();
+  if (!grow((void***)&g->nodes, &g->cap_nodes, g->num_nodes + sub->num_nodes)) return OOM();
+  for (int i = 0; i < sub->num_values; ++i) {
+    hc_value* v = sub->values[i];
+    v->id = g->num_values;
+    g->values[g->num_values++] = v;
+  }
+  int k = sub->num_nodes;
+  memmove(g->nodes + pos + k, g->nodes + pos, sizeof(hc_node*) * (size_t)(g->num_nodes - pos));
+  for (int i = 0; i < k; ++i) g->nodes[pos + i] = sub->nodes[i];
+  g->num_nodes += k;
+  for (int i = 0; i < g->num_nodes; ++i) g->nodes[i]->id = i;
+  /* The subgraph's own subgraphs stay owned by it, and it by its owner. */
+  sub->num_values = 0;
+  sub->num_nodes = 0;
+  sub->num_inputs = 0;
+  sub->num_outputs = 0;
+  sub->num_captures = 0;
+  return HX_OK;
 }

@@ -56,6 +56,22 @@ typedef struct hc_value {
    * arena tensors: the value occupies its bytes from step live_first to
    * live_last inclusive. */
   int live_first, live_last;
+  /* Value-dependent shape (NonZero, Unique, Compress, NonMaxSuppression,
+   * TopK with a run-time k; see compiler/ops/dynamic.h). `dims` is then an
+   * upper bound that memory planning reserves, the data is dense in the
+   * actual shape at the start of the buffer, and a kernel writes the actual
+   * dims (int64[rank]) into a "dims slot" in the arena at dyn_dims_offset.
+   * dyn_source is the value owning the slot: NULL for the producer's own
+   * output, the dynamic input for an element-wise consumer (same shape). */
+  bool dynamic;
+  struct hc_value* dyn_source;
+  uint64_t dyn_dims_offset; /* set by memory planning for slot owners */
+  /* The static shape the model declares for this value (graph outputs and
+   * value_info), when it has one: shape inference of an op whose output
+   * shape depends on a run-time input (Resize's scales...) uses it. */
+  bool has_declared_shape;
+  int declared_rank;
+  int64_t declared_dims[HC_MAX_RANK];
 } hc_value;
 
 typedef enum hc_attr_type {
@@ -93,6 +109,42 @@ typedef struct hc_attr {
   struct hc_graph* g;
 } hc_attr;
 
+/* One element-wise operation fused into the kernel of another node (its
+ * "owner"; see passes/fusion.c). `node` is the original element-wise node,
+ * no longer in the graph's node list but kept (arena-owned) for its op
+ * descriptor's scalar function, attributes and value types. args[i] says
+ * where its input i comes from:
+ *   args[i] >= 0       the owner's input args[i] (an extra operand),
+ *   args[i] == -1      the owner's own result (Conv/Gemm/MatMul output; unused
+ *                      for a FusedElementwise owner, which has none),
+ *   args[i] == -2 - j  the result of fused op j (j earlier in the list). */
+typedef struct hc_fused_op {
+  struct hc_node* node;
+  int* args;
+} hc_fused_op;
+
+/* A constant input replaced by a copy in the layout the op's kernels read
+ * (passes/fusion.c, pack-weights): the packing is done once at compile time
+ * and the artifact stores only the packed copy. `original` is the unpacked
+ * value (its shape is what the op's geometry uses; its bytes are not
+ * placed). Layouts are op-specific (HC_PACK_*) and independent of the
+ * target, so every code variant of an artifact reads the same weights. */
+typedef struct hc_packed_input {
+  int input;                 /* the owner's input slot holding the packed value */
+  int layout;                /* HC_PACK_* */
+  struct hc_value* original; /* unpacked constant */
+} hc_packed_input;
+
+/* HC_PACK_* layouts. */
+enum {
+  HC_PACK_NONE = 0,
+  /* Panels of 16 (float32; 8 for float64) columns of a K x N matrix B of a
+   * product A x B: [batch][ceil(N/16)][K][16], zero beyond N. A Gemm/MatMul
+   * B; a Conv's weights seen as B[(ic, tap)][oc] (per group:
+   * [G][ceil(Mg/16)][Cg*taps][16]). */
+  HC_PACK_PANELS = 1,
+};
+
 typedef struct hc_node {
   int id;
   const char* name;
@@ -118,6 +170,27 @@ typedef struct hc_node {
   int group;
   int lane;
   bool dead;                /* removed; skipped by iteration, reclaimed by compaction */
+  /* Fusion (passes/fusion.c, -O2 and above). A node with num_fused > 0
+   * computes fused[num_fused - 1](...fused[0](its own result)...) in its
+   * kernel and writes only that to outputs[0]; the intermediate values have
+   * no producer and no storage. Inputs [fused_input_base, num_inputs) are
+   * the extra operands the fused ops read (residuals, biases...), so
+   * liveness and scheduling see them. A FusedElementwise node (op
+   * hc_op_fused_elementwise) has no result of its own: all its inputs are
+   * operands of its fused ops. The printer shows the fused ops through the
+   * node's "fused" attribute. */
+  int num_fused;
+  hc_fused_op* fused;
+  int fused_input_base;
+  /* Pre-packed constant input (NULL = none). */
+  hc_packed_input* packed;
+  /* Control flow (If/Loop/Scan): inputs [num_inputs - num_captures,
+   * num_inputs) are the node's implicit inputs, values of the enclosing
+   * graph that its subgraphs read (outer-scope captures, and constants the
+   * bodies use, hoisted here so the weights blob holds them). Being inputs,
+   * they are seen by DCE, liveness, scheduling and memory planning like any
+   * other; each subgraph maps them to its own values (hc_graph.captures). */
+  int num_captures;
 } hc_node;
 
 typedef struct hc_graph {
@@ -136,6 +209,17 @@ typedef struct hc_graph {
   /* Constant data buffers owned by the graph (freed with it). */
   void** owned;
   int num_owned, cap_owned;
+  /* Subgraphs (attributes of this graph's nodes, and copies made of them)
+   * owned by this graph and freed with it. */
+  struct hc_graph** children;
+  int num_children, cap_children;
+  /* A subgraph's outer-scope captures: captures[i] is a value of this graph
+   * (kind INPUT, or CONST once its outer value is known constant) standing
+   * for input capture_slots[i] of the node that owns the subgraph. Empty for
+   * a top-level graph. */
+  hc_value** captures;
+  int* capture_slots;
+  int num_captures, cap_captures;
 } hc_graph;
 
 /* Creates an empty graph; free with hc_graph_free. */
@@ -161,6 +245,28 @@ void* hc_graph_alloc_data(hc_graph* g, size_t nbytes);
 hx_status_t hc_graph_own(hc_graph* g, void* data);
 /* Adds v to the graph outputs. */
 hx_status_t hc_graph_add_output(hc_graph* g, hc_value* v);
+
+/* ---- subgraphs (If/Loop/Scan bodies) ------------------------------------- */
+
+/* Makes `child` owned by g (freed with it). */
+hx_status_t hc_graph_add_child(hc_graph* g, hc_graph* child);
+/* Makes outer value `v` (a value of g) an implicit input of node n of g:
+ * reuses n's capture slot holding v, or appends one. *out_slot is the input
+ * index. */
+hx_status_t hc_node_add_capture(hc_graph* g, hc_node* n, hc_value* v, int* out_slot);
+/* Records that subgraph value `v` stands for input `slot` of its owner. */
+hx_status_t hc_graph_add_capture(hc_graph* sub, hc_value* v, int slot);
+/* The capture index of v in sub, or -1 if v is not a capture. */
+int hc_graph_capture_index(const hc_graph* sub, const hc_value* v);
+/* Deep copy of subgraph `src` (values, nodes, captures, nested subgraphs),
+ * owned by `owner`. Constant data and attribute payloads are shared with
+ * src, which must live as long (both are owned by the same graph). Node
+ * op_state, schedule and storage are not copied. */
+hx_status_t hc_graph_clone(hc_graph* owner, const hc_graph* src, hc_graph** out);
+/* Moves every node and value of subgraph `sub` into g, the nodes inserted at
+ * position `pos` of g->nodes (ids renumbered). The caller has already
+ * rewired sub's captures to values of g; sub is left empty (still owned). */
+hx_status_t hc_graph_splice(hc_graph* g, int pos, hc_graph* sub);
 
 /* Replaces every use of `from` (node inputs and graph outputs) by `to`. */
 void hc_graph_replace_uses(hc_graph* g, hc_value* from, hc_value* to);

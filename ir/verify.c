@@ -4,6 +4,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Checks subgraph `sub` of node `owner`: its own invariants, and that each
+ * capture stands for one of the owner's implicit inputs. Subgraph shapes are
+ * bound by the owning op at shape inference, so only structure is checked. */
+static hx_status_t verify_subgraph(const hc_node* owner, const hc_graph* sub) {
+  if (owner->num_captures < 0 || owner->num_captures > owner->num_inputs)
+    return hc_node_error(owner, HX_STATUS_INTERNAL, "verifier: %d implicit inputs of %d inputs", owner->num_captures,
+                         owner->num_inputs);
+  for (int i = 0; i < sub->num_captures; ++i) {
+    int slot = sub->capture_slots[i];
+    if (slot < owner->num_inputs - owner->num_captures || slot >= owner->num_inputs)
+      return hc_node_error(owner, HX_STATUS_INTERNAL,
+                           "verifier: subgraph '%s' capture '%s' stands for input %d, not an implicit input", sub->name,
+                           sub->captures[i]->name, slot);
+  }
+  return hx_status_annotate(hc_graph_verify(sub, false), "subgraph '%s' of node \"%s\"", sub->name, owner->name);
+}
+
 hx_status_t hc_graph_verify(const hc_graph* g, bool shapes_known) {
   /* defined[v] = 1 once v is available to later nodes. */
   char* defined = calloc((size_t)g->num_values + 1, 1);
@@ -67,6 +84,11 @@ hx_status_t hc_graph_verify(const hc_graph* g, bool shapes_known) {
       }
     }
   }
+  for (int i = 0; i < g->num_nodes && st == HX_OK; ++i)
+    for (int a = 0; a < g->nodes[i]->num_attrs && st == HX_OK; ++a)
+      if (g->nodes[i]->attrs[a].type == HC_ATTR_GRAPH && g->nodes[i]->attrs[a].g)
+        st = verify_subgraph(g->nodes[i], g->nodes[i]->attrs[a].g);
+  if (st != HX_OK) goto done;
   for (int i = 0; i < g->num_outputs; ++i) {
     if (!defined[g->outputs[i]->id]) {
       st = hx_status_make(HX_STATUS_INTERNAL, "verifier: graph output '%s' is never defined", g->outputs[i]->name);

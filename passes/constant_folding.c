@@ -19,6 +19,10 @@ static bool all_inputs_const(const hc_node* n) {
 hx_status_t hc_try_fold_node(hc_pass_ctx* ctx, hc_graph* g, hc_node* n, bool* out_folded) {
   *out_folded = false;
   if (n->dead || (n->op->flags & HC_OP_NO_FOLD) || !all_inputs_const(n)) return HX_OK;
+  /* A value-dependent shape (a Loop that may stop early...) is known only
+   * after running: keep the kernel. */
+  for (int j = 0; j < n->num_outputs; ++j)
+    if (n->outputs[j] && n->outputs[j]->dynamic) return HX_OK;
   size_t in_bytes = 0, out_bytes = 0;
   for (int i = 0; i < n->num_inputs; ++i)
     if (n->inputs[i]) in_bytes += hc_value_nbytes(n->inputs[i]);

@@ -34,6 +34,11 @@ static hx_status_t run_finalize_outputs(hc_pass_ctx* ctx, hc_graph* g) {
     n->outputs[0] = dst;
     dst->producer = n;
     dst->is_output = true;
+    /* A copy of a value-dependent shape shares its dims slot (dynamic.h). */
+    if (src->dynamic) {
+      dst->dynamic = true;
+      dst->dyn_source = src->dyn_source ? src->dyn_source : src;
+    }
     g->outputs[i] = dst;
   }
   /* Recompute is_output from the final list. */

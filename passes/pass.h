@@ -12,6 +12,20 @@
 
 struct hc_target;
 
+/* What memory planning did beyond the arena size (passes/memory_plan.c),
+ * for `harnessc --emit memplan` and -v. */
+#define HC_MEMPLAN_MAX_HEURISTICS 16
+typedef struct hc_memplan_stats {
+  int num_heuristics;                               /* packings tried */
+  const char* heuristic[HC_MEMPLAN_MAX_HEURISTICS]; /* their names ("size/first-fit"...) */
+  uint64_t arena[HC_MEMPLAN_MAX_HEURISTICS];        /* arena bytes each one needed */
+  int chosen;                                       /* index of the one kept: smallest, first on ties */
+  int inplace;                                      /* outputs written over one of their inputs */
+  uint64_t lower_bound_no_inplace;                  /* the lower bound had nothing been written in place */
+  uint64_t lower_bound_sequential;                  /* the lower bound had no steps been grouped (what the
+                                                       parallel groups cost) */
+} hc_memplan_stats;
+
 /* What every pass may consult. */
 typedef struct hc_pass_ctx {
   const struct hc_target* target; /* the compilation target */
@@ -23,6 +37,11 @@ typedef struct hc_pass_ctx {
   uint64_t arena_bytes;
   uint64_t arena_lower_bound;
   uint64_t weights_bytes;
+  hc_memplan_stats memplan;
+  /* Memory-planning knobs for tests and experiments (0 = default): run only
+   * packing heuristic memplan_only - 1; never write an output in place. */
+  int memplan_only;
+  int memplan_no_inplace;
 } hc_pass_ctx;
 
 typedef struct hc_pass {
@@ -39,6 +58,9 @@ extern const hc_pass hc_pass_dce;
 extern const hc_pass hc_pass_finalize_outputs;
 extern const hc_pass hc_pass_schedule;
 extern const hc_pass hc_pass_memory_plan;
+/* -O2 and above (passes/fusion.c). */
+extern const hc_pass hc_pass_fusion;
+extern const hc_pass hc_pass_pack_weights;
 
 typedef struct hc_pipeline_options {
   const char* print_after; /* pass name, "all", or NULL */
@@ -69,6 +91,17 @@ hx_status_t hc_schedule_verify(const hc_graph* g);
  * the arena, and disjoint from everything live at the same step, where all
  * steps of one parallel group count as one (their kernels may run at once). */
 hx_status_t hc_memory_plan_verify(const hc_graph* g, uint64_t arena_bytes);
+
+/* Whether node n's kernel may write its output 0 over its input `input`
+ * (the op allows it and the two have the same element count and element
+ * size). Only the op and shapes are checked: the planner and the verifier
+ * add that the input must be an arena tensor whose last reader is n. */
+bool hc_memory_plan_inplace_ok(const hc_node* n, int input);
+
+/* For an arena tensor the planner wrote over one of its producer's inputs,
+ * that input's storage root (the tensor whose bytes it reuses); NULL
+ * otherwise. Reads the plan's offsets, so call it on a planned graph. */
+const hc_value* hc_memory_plan_inplace_source(const hc_value* v);
 
 /* Marks nodes whose outputs are all constants or unused as dead and compacts. */
 void hc_remove_dead_nodes(hc_graph* g);

@@ -8,7 +8,7 @@
 static const hc_pass* const k_all_passes[] = {
     &hc_pass_shape_inference, &hc_pass_fold_batchnorm, &hc_pass_canonicalize, &hc_pass_constant_folding,
     &hc_pass_dce,             &hc_pass_finalize_outputs, &hc_pass_schedule,   &hc_pass_memory_plan,
-    NULL,
+    &hc_pass_fusion,          &hc_pass_pack_weights,     NULL,
 };
 
 /* -O0 does only what correctness needs: shapes (which folds shape
@@ -23,7 +23,18 @@ static const hc_pass* const k_o1[] = {
     NULL,
 };
 
-const hc_pass* const* hc_pipeline_for_level(int opt_level) { return opt_level <= 0 ? k_o0 : k_o1; }
+/* -O2 and -O3 also fuse element-wise epilogues and chains into one kernel
+ * each and store weights pre-packed; -O1 keeps every op in a kernel of its
+ * own (so tests at -O1 exercise the unfused kernels). */
+static const hc_pass* const k_o2[] = {
+    &hc_pass_shape_inference, &hc_pass_canonicalize, &hc_pass_fold_batchnorm,    &hc_pass_constant_folding,
+    &hc_pass_dce,             &hc_pass_fusion,       &hc_pass_pack_weights,      &hc_pass_finalize_outputs,
+    &hc_pass_schedule,        &hc_pass_memory_plan,  NULL,
+};
+
+const hc_pass* const* hc_pipeline_for_level(int opt_level) {
+  return opt_level <= 0 ? k_o0 : opt_level == 1 ? k_o1 : k_o2;
+}
 
 const hc_pass* hc_pass_find(const char* name) {
   for (int i = 0; k_all_passes[i]; ++i)

@@ -2,6 +2,7 @@
  * whose inputs are constants are folded on the way, so shape-computing
  * subgraphs (Shape -> Gather -> Concat -> Reshape) resolve to constants
  * before the ops that need them are inferred. */
+#include "compiler/ops/dynamic.h"
 #include "compiler/ops/op.h"
 #include "passes/pass.h"
 
@@ -15,6 +16,11 @@ static hx_status_t run_shape_inference(hc_pass_ctx* ctx, hc_graph* g) {
         return hc_node_error(n, HX_STATUS_INTERNAL, "input '%s' has no inferred shape", v->name);
     }
     HX_RETURN_IF_ERROR(n->op->infer(g, n));
+    /* Replaced by nodes it inserted after itself (an If with a constant
+     * condition inlines its branch): they are inferred next. */
+    if (n->dead) continue;
+    /* Consumers of value-dependent shapes are checked here (dynamic.h). */
+    HX_RETURN_IF_ERROR(hc_dyn_check_node(n));
     bool all_const = true;
     for (int j = 0; j < n->num_outputs; ++j) {
       hc_value* v = n->outputs[j];

@@ -4,6 +4,7 @@
 #include "model.h"
 
 #include <dlfcn.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,7 +32,7 @@ static void describe_features(uint64_t missing, char* buf, size_t cap) {
 
 static const hx_abi_program* header_programs(const hx_abi_header* h, uint32_t* out_count) {
   *out_count = 0;
-  if (h->abi_minor < 1 || h->header_bytes < sizeof(hx_abi_header) || !h->programs) return NULL;
+  if (h->abi_minor < 1 || h->header_bytes < HX_ABI_HEADER_BYTES_1_1 || !h->programs) return NULL;
   *out_count = h->num_programs;
   return h->programs;
 }
@@ -82,6 +83,33 @@ static hx_status_t load_programs(hx_model_t* m, uint32_t vi, const char* path) {
     if (st != HX_OK) return hx_status_annotate(st, "artifact '%s'", path);
     if (p->arena_bytes > m->max_arena_bytes) m->max_arena_bytes = p->arena_bytes;
     if (p->plan.max_lanes > m->max_lanes) m->max_lanes = p->plan.max_lanes;
+  }
+  return HX_OK;
+}
+
+/* ABI 1.2: records the dims slot of every output with a value-dependent
+ * shape (hx_abi_dynamic_output); every other output, and every output of an
+ * older artifact, is static (-1). */
+static hx_status_t load_dynamic_outputs(hx_model_t* m, const char* path) {
+  const hx_abi_header* h = m->header;
+  for (uint32_t i = 0; i < m->num_programs; ++i) {
+    hx_program* p = &m->programs[i];
+    p->dims_offsets = malloc(sizeof(int64_t) * (h->num_outputs ? h->num_outputs : 1));
+    if (!p->dims_offsets) return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory");
+    for (uint32_t j = 0; j < h->num_outputs; ++j) p->dims_offsets[j] = -1;
+  }
+  size_t need = offsetof(hx_abi_header, reserved3) + sizeof(h->reserved3);
+  if (h->abi_minor < 2 || h->header_bytes < need || !h->dynamic_outputs) return HX_OK;
+  for (uint32_t k = 0; k < h->num_dynamic_outputs; ++k) {
+    const hx_abi_dynamic_output* e = &h->dynamic_outputs[k];
+    if (e->program >= m->num_programs || e->output >= h->num_outputs)
+      return hx_status_make(HX_STATUS_INCOMPATIBLE, "artifact '%s' has a malformed dynamic-output table", path);
+    hx_program* p = &m->programs[e->program];
+    const hx_abi_tensor* t = &p->outputs[e->output];
+    if (e->dims_offset % sizeof(int64_t) != 0 || e->dims_offset + sizeof(int64_t) * (uint64_t)t->rank > p->arena_bytes)
+      return hx_status_make(HX_STATUS_INCOMPATIBLE,
+                            "artifact '%s': the dims slot of output '%s' lies outside the arena", path, t->name);
+    p->dims_offsets[e->output] = (int64_t)e->dims_offset;
   }
   return HX_OK;
 }
@@ -161,6 +189,7 @@ hx_status_t hx_model_load(const char* path, hx_model_t** out_model) {
   m->header = h;
   m->variant = chosen;
   st = load_programs(m, (uint32_t)(chosen - h->variants), path);
+  if (st == HX_OK) st = load_dynamic_outputs(m, path);
   if (st != HX_OK) {
     m->handle = NULL;
     hx_model_free(m);
@@ -176,7 +205,10 @@ fail:
 
 void hx_model_free(hx_model_t* model) {
   if (!model) return;
-  for (uint32_t i = 0; model->programs && i < model->num_programs; ++i) hx_exec_plan_release(&model->programs[i].plan);
+  for (uint32_t i = 0; model->programs && i < model->num_programs; ++i) {
+    hx_exec_plan_release(&model->programs[i].plan);
+    free(model->programs[i].dims_offsets);
+  }
   free(model->programs);
   if (model->handle) dlclose(model->handle);
   free(model);
@@ -219,6 +251,11 @@ hx_status_t hx_model_output_info(const hx_model_t* model, size_t index, hx_tenso
                           index, model->header->num_outputs);
   fill_info(&model->header->outputs[index], out_info);
   return HX_OK;
+}
+
+int hx_model_output_is_dynamic(const hx_model_t* model, size_t index) {
+  return model && index < model->header->num_outputs && model->programs[0].dims_offsets &&
+         model->programs[0].dims_offsets[index] >= 0;
 }
 
 static hx_status_t find_by_name(const hx_abi_tensor* t, uint32_t n, const char* name, const char* what,

@@ -18,6 +18,9 @@ typedef struct hx_program {
   const hx_abi_tensor* outputs;
   const hx_abi_variant* variant;/* code variant chosen for this CPU */
   hx_exec_plan plan;
+  /* Per output: arena offset of its actual-dims slot (ABI 1.2 dynamic
+   * outputs), -1 for an output of static shape. Owned. */
+  int64_t* dims_offsets;
 } hx_program;
 
 struct hx_model {

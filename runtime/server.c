@@ -630,6 +630,17 @@ hx_status_t hx_server_create(const hx_model_t* model, const hx_server_options_t*
   hx_server_options_init(&defaults);
   if (!opts) opts = &defaults;
   HX_RETURN_IF_ERROR(check_options(opts));
+  /* Requests see only their output buffers, not the shape of a run: refuse
+   * value-dependent output shapes rather than hand out upper bounds. */
+  for (size_t i = 0; i < hx_model_output_count(model); ++i)
+    if (hx_model_output_is_dynamic(model, i)) {
+      hx_tensor_info_t info;
+      hx_model_output_info(model, i, &info);
+      return hx_status_make(HX_STATUS_UNSUPPORTED,
+                            "output %zu ('%s') has a value-dependent shape; the serving layer does not report "
+                            "per-request shapes yet: run such models with a session (hx_session_output_shape)",
+                            i, info.name);
+    }
 
   hx_server_t* s = calloc(1, sizeof(*s));
   if (!s) return oom();

@@ -60,6 +60,13 @@ static hx_status_t create_session(const hx_model_t* model, const hx_program* pro
   }
   s->bases[HX_BASE_ARENA] = s->arena;
   s->bases[HX_BASE_WEIGHTS] = (void*)h->weights;
+  /* Until the first run, a value-dependent output reports its upper bound. */
+  for (uint32_t j = 0; j < h->num_outputs; ++j) {
+    int64_t off = program->dims_offsets[j];
+    if (off < 0) continue;
+    const hx_abi_tensor* t = &program->outputs[j];
+    if (t->rank > 0) memcpy((char*)s->arena + off, t->dims, sizeof(int64_t) * (size_t)t->rank);
+  }
   st = hx_exec_scratch_create(program->plan.max_lanes, &s->scratch);
   if (st != HX_OK) goto fail;
   st = hx_pool_create(threads, opts->pin_threads ? HX_POOL_PIN : HX_POOL_PIN_NONE, &s->pool);
@@ -180,5 +187,32 @@ hx_status_t hx_session_run(hx_session_t* session) {
     }
   }
   hx_exec_run(&session->program->plan, session->pool, session->scratch, session->bases);
+  return HX_OK;
+}
+
+/* The actual shape of an output after the last run: its dims slot for a
+ * value-dependent output (checked against the upper bound), its static
+ * shape otherwise. */
+hx_status_t hx_session_output_shape(const hx_session_t* session, size_t index, int32_t* out_rank, int64_t* out_dims,
+                                    size_t dims_capacity) {
+  if (!session || !out_rank) return hx_status_make(HX_STATUS_INVALID_ARGUMENT, "session or out_rank is NULL");
+  const hx_abi_header* h = session->model->header;
+  if (index >= h->num_outputs)
+    return hx_status_make(HX_STATUS_INVALID_ARGUMENT, "output index %zu out of range (model has %u outputs)", index,
+                          h->num_outputs);
+  const hx_abi_tensor* t = &session->program->outputs[index];
+  if ((size_t)t->rank > dims_capacity || (t->rank > 0 && !out_dims))
+    return hx_status_make(HX_STATUS_INVALID_ARGUMENT, "output %zu ('%s') has rank %d; out_dims has room for %zu", index,
+                          t->name, t->rank, dims_capacity);
+  *out_rank = t->rank;
+  int64_t off = session->program->dims_offsets[index];
+  const int64_t* dims = t->dims;
+  if (off >= 0) dims = (const int64_t*)(const void*)((const char*)session->arena + off);
+  for (int32_t d = 0; d < t->rank; ++d) {
+    if (dims[d] < 0 || dims[d] > t->dims[d])
+      return hx_status_make(HX_STATUS_INTERNAL, "output %zu ('%s'): dim %d is %lld, outside its upper bound %lld",
+                            index, t->name, d, (long long)dims[d], (long long)t->dims[d]);
+    out_dims[d] = dims[d];
+  }
   return HX_OK;
 }

@@ -238,8 +238,21 @@ int main(int argc, char** argv) {
   for (size_t i = 0; i < nout; ++i) {
     hx_tensor_info_t info;
     hx_model_output_info(model, i, &info);
-    hc_tensor t = {.name = (char*)info.name, .dtype = info.dtype, .rank = info.rank, .data = out[i], .nbytes = info.bytes};
-    for (int d = 0; d < info.rank; ++d) t.dims[d] = info.dims[d];
+    /* The true shape: a value-dependent output (NonZero...) fills only the
+     * start of its upper-bound buffer. */
+    int32_t rank = 0;
+    int64_t dims[16];
+    st = hx_session_output_shape(session, i, &rank, dims, 16);
+    if (st != HX_OK) {
+      rc = fail(st, NULL);
+      goto done;
+    }
+    size_t numel = 1;
+    for (int d = 0; d < rank; ++d) numel *= (size_t)dims[d];
+    info.dims = dims;
+    info.bytes = numel * hx_dtype_size(info.dtype);
+    hc_tensor t = {.name = (char*)info.name, .dtype = info.dtype, .rank = rank, .data = out[i], .nbytes = info.bytes};
+    for (int d = 0; d < rank; ++d) t.dims[d] = dims[d];
     char path[4096];
     snprintf(path, sizeof path, "%s/output_%zu.%s", outputs_dir, i, format);
     st = hx_tensor_file_write(path, &t);

@@ -13,7 +13,9 @@
 
 #include "compiler/backend/link.h"
 #include "compiler/backend/manifest.h"
+#include "compiler/backend/memplan.h"
 #include "compiler/codegen/llvm_util.h"
+#include "compiler/ops/dynamic.h"
 #include "compiler/ops/op.h"
 #include "harness/artifact_abi.h"
 
@@ -21,7 +23,7 @@
 
 typedef struct abi_types {
   LLVMTypeRef i16, i32, i64, f64, ptr;
-  LLVMTypeRef tensor, kernel, variant, program, header;
+  LLVMTypeRef tensor, kernel, variant, program, dynamic_output, header;
 } abi_types;
 
 static void abi_types_init(LLVMContextRef c, abi_types* t) {
@@ -38,9 +40,12 @@ static void abi_types_init(LLVMContextRef c, abi_types* t) {
   t->variant = LLVMStructTypeInContext(c, variant, 5, 0);
   LLVMTypeRef program[] = {t->i64, t->i64, t->ptr, t->ptr, t->ptr, t->i32, t->i32};
   t->program = LLVMStructTypeInContext(c, program, 7, 0);
-  LLVMTypeRef header[] = {t->i32, t->i16, t->i16, t->i32, t->i32, t->ptr, t->ptr, t->ptr, t->i64, t->i64, t->ptr,
-                          t->i64, t->ptr, t->ptr, t->i32, t->i32, t->ptr, t->i32, t->i32, t->ptr, t->i32, t->i32};
-  t->header = LLVMStructTypeInContext(c, header, 22, 0);
+  LLVMTypeRef dynamic_output[] = {t->i32, t->i32, t->i64};
+  t->dynamic_output = LLVMStructTypeInContext(c, dynamic_output, 3, 0);
+  LLVMTypeRef header[] = {t->i32, t->i16, t->i16, t->i32, t->i32, t->ptr, t->ptr, t->ptr, t->i64,
+                          t->i64, t->ptr, t->i64, t->ptr, t->ptr, t->i32, t->i32, t->ptr, t->i32,
+                          t->i32, t->ptr, t->i32, t->i32, t->ptr, t->i32, t->i32};
+  t->header = LLVMStructTypeInContext(c, header, 25, 0);
 }
 
 static LLVMValueRef private_const(LLVMModuleRef mod, LLVMValueRef init, const char* name) {
@@ -128,14 +133,35 @@ static void emit_abi_tables(LLVMContextRef c, LLVMModuleRef mod, const hc_progra
     free(ps);
   }
 
+  /* ABI 1.2: outputs with value-dependent shapes and their dims slots. */
+  LLVMValueRef dynamic_g = LLVMConstNull(t.ptr);
+  int num_dynamic = 0;
+  {
+    int cap = 0;
+    for (int p = 0; p < (batched ? num_programs : 1); ++p) cap += progs[p].g->num_outputs;
+    LLVMValueRef* ds = malloc(sizeof(LLVMValueRef) * (size_t)(cap + 1));
+    for (int p = 0; ds && p < (batched ? num_programs : 1); ++p) {
+      const hc_graph* pg = progs[p].g;
+      for (int i = 0; i < pg->num_outputs; ++i) {
+        const hc_value* v = pg->outputs[i];
+        if (!v->dynamic) continue;
+        LLVMValueRef f[] = {i32c(&t, p), i32c(&t, i), i64c(&t, (int64_t)hc_dyn_owner(v)->dyn_dims_offset)};
+        ds[num_dynamic++] = LLVMConstNamedStruct(t.dynamic_output, f, 3);
+      }
+    }
+    if (num_dynamic)
+      dynamic_g = private_const(mod, LLVMConstArray2(t.dynamic_output, ds, (uint64_t)num_dynamic), ".dynamic_outputs");
+    free(ds);
+  }
+
   LLVMValueRef hf[] = {
       i32c(&t, HX_ABI_MAGIC), LLVMConstInt(t.i16, HX_ABI_VERSION_MAJOR, 0), LLVMConstInt(t.i16, HX_ABI_VERSION_MINOR, 0),
       i32c(&t, (int64_t)sizeof(hx_abi_header)), i32c(&t, HX_BASE_FIRST_IO + nin + nout),
       cstring(c, mod, producer), cstring(c, mod, g->name), cstring(c, mod, manifest),
       i64c(&t, (int64_t)progs[0].pctx->arena_bytes), i64c(&t, 64), weights, i64c(&t, (int64_t)weights_bytes),
       first.inputs, first.outputs, i32c(&t, nin), i32c(&t, nout), first.variants, i32c(&t, 1), i32c(&t, 0),
-      programs_g, i32c(&t, batched ? num_programs : 0), i32c(&t, 0)};
-  LLVMValueRef header = private_const(mod, LLVMConstNamedStruct(t.header, hf, 22), "harness_header");
+      programs_g, i32c(&t, batched ? num_programs : 0), i32c(&t, 0), dynamic_g, i32c(&t, num_dynamic), i32c(&t, 0)};
+  LLVMValueRef header = private_const(mod, LLVMConstNamedStruct(t.header, hf, 25), "harness_header");
   LLVMSetAlignment(header, 16);
 
   LLVMTypeRef qty = LLVMFunctionType(t.ptr, NULL, 0, 0);
@@ -266,6 +292,9 @@ hx_status_t hc_emit_artifact(hc_pass_ctx* pctx, hc_graph* g, const hc_target* tg
 hx_status_t hc_emit_programs(hc_program* progs, int num_programs, int batched, const hc_target* tgt,
                              const hc_emit_options* opts) {
   if (num_programs < 1) return hx_status_make(HX_STATUS_INVALID_ARGUMENT, "no program to emit");
+  /* The memory plan needs no code: written straight from the planned graphs. */
+  if (opts->kind == HC_EMIT_MEMPLAN || opts->kind == HC_EMIT_MEMPLAN_SVG)
+    return hc_memplan_write(progs, num_programs, batched, opts->kind == HC_EMIT_MEMPLAN_SVG, opts->output_path);
   hc_graph* g = progs[0].g;
   uint64_t weights_bytes = progs[0].pctx->weights_bytes;
   if (num_programs > 1) HX_RETURN_IF_ERROR(share_weights(progs, num_programs, &weights_bytes));

@@ -14,6 +14,8 @@ typedef enum hc_emit_kind {
   HC_EMIT_LLVM_IR,  /* optimised LLVM IR text (weights declared, not inlined) */
   HC_EMIT_ASM,      /* target assembly (weights declared, not inlined) */
   HC_EMIT_MANIFEST, /* the scheduling manifest as JSON */
+  HC_EMIT_MEMPLAN,  /* the memory plan as JSON, plus its SVG picture (memplan.h) */
+  HC_EMIT_MEMPLAN_SVG, /* the memory plan's SVG picture only */
 } hc_emit_kind;
 
 typedef struct hc_emit_options {

@@ -11,21 +11,27 @@
 #include "compiler/ops/op.h"
 #include "harness/artifact_abi.h"
 
-#define MAX_IO 64
-
 hx_status_t hc_jit_eval_node(const hc_target* host, hc_graph* g, hc_node* n) {
-  if (n->num_inputs + n->num_outputs > MAX_IO)
-    return hc_node_error(n, HX_STATUS_UNSUPPORTED, "too many inputs/outputs to evaluate at compile time");
   hc_llvm_init();
   hx_status_t st = HX_OK;
   uint64_t ws = n->op->workspace ? n->op->workspace(n) : 0;
   uint64_t saved_ws_offset = n->workspace_offset, saved_ws_bytes = n->workspace_bytes;
   void* workspace = NULL;
 
-  /* Give every operand a base of its own, as if it were graph I/O. */
-  hc_storage saved_in[MAX_IO], saved_out[MAX_IO];
-  void* bases[HX_BASE_FIRST_IO + MAX_IO] = {0};
-  void* out_data[MAX_IO] = {0};
+  /* Give every operand a base of its own, as if it were graph I/O (a
+   * control-flow node's implicit inputs can be many). */
+  size_t nio = (size_t)n->num_inputs + (size_t)n->num_outputs + 1;
+  hc_storage* saved_in = calloc(nio, sizeof(hc_storage));
+  hc_storage* saved_out = calloc(nio, sizeof(hc_storage));
+  void** bases = calloc(HX_BASE_FIRST_IO + nio, sizeof(void*));
+  void** out_data = calloc(nio, sizeof(void*));
+  if (!saved_in || !saved_out || !bases || !out_data) {
+    free(saved_in);
+    free(saved_out);
+    free(bases);
+    free(out_data);
+    return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory folding node \"%s\"", n->name);
+  }
   for (int i = 0; i < n->num_inputs; ++i) {
     hc_value* v = n->inputs[i];
     if (!v) continue;
@@ -133,5 +139,9 @@ restore:
       v->producer = NULL;
     }
   }
+  free(saved_in);
+  free(saved_out);
+  free(bases);
+  free(out_data);
   return hx_status_annotate(st, "while evaluating node \"%s\" (%s) at compile time", n->name, n->op_type);
 }

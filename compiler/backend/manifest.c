@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "compiler/backend/target.h"
+#include "compiler/ops/dynamic.h"
 #include "compiler/ops/op.h"
 #include "harness/artifact_abi.h"
 #include "harness/harness.h"
@@ -32,6 +33,10 @@ static cJSON* io_json(const hc_value* v, const char* name, int base) {
   cJSON_AddItemToObject(o, "shape", shape_json(v));
   cJSON_AddNumberToObject(o, "bytes", (double)hc_value_nbytes(v));
   cJSON_AddNumberToObject(o, "base", base);
+  if (v->dynamic) { /* value-dependent shape: `shape` is the upper bound */
+    cJSON_AddBoolToObject(o, "dynamic", 1);
+    cJSON_AddNumberToObject(o, "dims_offset", (double)hc_dyn_owner(v)->dyn_dims_offset);
+  }
   return o;
 }
 
@@ -150,6 +155,12 @@ char* hc_manifest_json(const hc_program* progs, int num_programs, int batched, u
     cJSON_AddStringToObject(o, "location", loc);
     cJSON_AddNumberToObject(o, "offset", (double)root_v->storage.offset);
     if (root_v != v) cJSON_AddStringToObject(o, "alias_of", root_v->name);
+    const hc_value* over = hc_memory_plan_inplace_source(v);
+    if (over) cJSON_AddStringToObject(o, "inplace_of", over->name);
+    if (v->dynamic) {
+      cJSON_AddBoolToObject(o, "dynamic", 1);
+      cJSON_AddNumberToObject(o, "dims_offset", (double)hc_dyn_owner(v)->dyn_dims_offset);
+    }
     if (v->live_first >= 0) {
       cJSON_AddNumberToObject(o, "first", v->live_first);
       cJSON_AddNumberToObject(o, "last", v->live_last);

@@ -70,6 +70,13 @@ typedef struct importer {
   const char* batch_input;
   const char* batch_param;
   int64_t batch_size;
+  /* Subgraph import (If/Loop/Scan bodies): the importer of the enclosing
+   * graph and the node of that graph owning the subgraph; NULL at top level.
+   * Names a subgraph does not define resolve through `parent` into
+   * outer-scope captures (see capture_outer). */
+  struct importer* parent;
+  hc_node* owner;
+  const char* attr; /* the owner's attribute holding this subgraph */
 } importer;
 
 /* --batch: checks that input `name`'s leading dimension (symbolic `param`, or
@@ -96,6 +103,10 @@ static hx_status_t note_batch_dim(importer* im, const char* name, int rank, cons
 /* In collect mode, records the error and returns OK so import continues. */
 static hx_status_t report(importer* im, hx_status_t st) {
   if (st == HX_OK || !im->opts->collect_errors) return st;
+  /* A subgraph's errors join the model's list, saying where they are. */
+  for (; im->parent; im = im->parent)
+    st = hx_status_annotate(st, "node \"%s\" (%s, opset %d), subgraph '%s'", im->owner->name, im->owner->op_type,
+                            im->owner->opset, im->attr);
   const char* msg = hx_status_message(st);
   size_t add = strlen(msg) + 1;
   char* n = realloc(im->errors, im->errors_len + add + 1);
@@ -240,7 +251,8 @@ static hx_status_t import_attr(importer* im, const hc_node* n, const Onnx__Attri
       break;
     }
     case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH:
-      /* Subgraph bodies (If/Loop/Scan) are imported by the control-flow ops. */
+      /* Subgraph bodies (If/Loop/Scan) are imported once the enclosing
+       * graph's nodes all exist (import_nodes, phase 3). */
       a->type = HC_ATTR_GRAPH;
       a->g = NULL;
       break;
@@ -431,19 +443,46 @@ static hx_status_t create_node(importer* im, const Onnx__NodeProto* np, int inde
   return hc_op_check_node(n);
 }
 
+/* Resolves `name`, undefined in subgraph im, in the enclosing graphs: the
+ * outer value becomes an implicit input of the node owning the subgraph
+ * (hc_node.num_captures) and a capture value of the subgraph stands for it.
+ * A value two or more levels up is captured level by level, so every node on
+ * the way reads it explicitly. *out is NULL when no enclosing graph has it. */
+static hx_status_t capture_outer(importer* im, const char* name, hc_value** out) {
+  *out = NULL;
+  if (!im->parent) return HX_OK;
+  hc_value* outer = map_get(&im->parent->values, name);
+  if (!outer) HX_RETURN_IF_ERROR(capture_outer(im->parent, name, &outer));
+  if (!outer) return HX_OK;
+  int slot;
+  HX_RETURN_IF_ERROR(hc_node_add_capture(im->parent->g, im->owner, outer, &slot));
+  hc_value* v;
+  HX_RETURN_IF_ERROR(hc_graph_add_value(im->g, name, outer->dtype, outer->rank < 0 ? 0 : outer->rank, outer->dims, &v));
+  v->rank = outer->rank;
+  v->kind = HC_VALUE_INPUT;
+  HX_RETURN_IF_ERROR(hc_graph_add_capture(im->g, v, slot));
+  if (!map_put(&im->values, v)) return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory");
+  *out = v;
+  return HX_OK;
+}
+
 /* Phase 2: connects the node's inputs by name. */
 static hx_status_t connect_node(importer* im, const Onnx__NodeProto* np, hc_node* n) {
   for (size_t i = 0; i < np->n_input; ++i) {
     const char* in = np->input[i];
     if (!in || !in[0]) continue; /* omitted optional input */
     hc_value* v = map_get(&im->values, in);
+    if (!v) HX_RETURN_IF_ERROR(capture_outer(im, in, &v));
     if (!v)
       return hc_node_error(n, HX_STATUS_INVALID_ARGUMENT,
-                           "input '%s' is not produced by any node, initializer or graph input", in);
+                           "input '%s' is not produced by any node, initializer or graph input%s", in,
+                           im->parent ? " of this subgraph or an enclosing graph" : "");
     n->inputs[i] = v;
   }
   return HX_OK;
 }
+
+static hx_status_t import_subgraph(importer* parent, hc_node* owner, const Onnx__AttributeProto* ap, hc_graph** out);
 
 static hx_status_t import_nodes(importer* im, const Onnx__GraphProto* gp) {
   hc_node** nodes = calloc(gp->n_node ? gp->n_node : 1, sizeof(hc_node*));
@@ -452,7 +491,132 @@ static hx_status_t import_nodes(importer* im, const Onnx__GraphProto* gp) {
   for (size_t i = 0; i < gp->n_node && st == HX_OK; ++i) st = report(im, create_node(im, gp->node[i], (int)i, &nodes[i]));
   for (size_t i = 0; i < gp->n_node && st == HX_OK; ++i)
     if (nodes[i]) st = report(im, connect_node(im, gp->node[i], nodes[i]));
+  /* Phase 3: subgraph bodies, once every value of this graph exists, so a
+   * body may capture a value defined later in the file. */
+  for (size_t i = 0; i < gp->n_node && st == HX_OK; ++i) {
+    hc_node* n = nodes[i];
+    if (!n || !n->op) continue;
+    for (int a = 0; a < n->num_attrs && st == HX_OK; ++a)
+      if (n->attrs[a].type == HC_ATTR_GRAPH && gp->node[i]->attribute[a]->g)
+        st = report(im, import_subgraph(im, n, gp->node[i]->attribute[a], &n->attrs[a].g));
+  }
   free(nodes);
+  return st;
+}
+
+/* Records the static shapes the model declares for graph outputs and
+ * value_info entries (hc_value.declared_*): ops whose output shape depends
+ * on a float input computed or fed at run time (Resize's scales, OneHot's
+ * depth...) use them (compiler/ops/dynamic.h). A symbolic dim counts when a
+ * --shape NAME=N fixes it; declarations with unknown dims are skipped, and
+ * so is everything under --batch, whose batch size they do not know. */
+static void record_declared_shapes(importer* im, const Onnx__GraphProto* gp) {
+  if (im->opts->batch > 0) return;
+  for (size_t k = 0; k < gp->n_output + gp->n_value_info; ++k) {
+    const Onnx__ValueInfoProto* vi = k < gp->n_output ? gp->output[k] : gp->value_info[k - gp->n_output];
+    hc_value* v = vi->name ? map_get(&im->values, vi->name) : NULL;
+    const Onnx__TypeProto* tp = vi->type;
+    if (!v || !tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type ||
+        !tp->tensor_type->shape || tp->tensor_type->shape->n_dim > HC_MAX_RANK)
+      continue;
+    const Onnx__TensorShapeProto* sh = tp->tensor_type->shape;
+    int64_t dims[HC_MAX_RANK];
+    bool known = true;
+    for (size_t d = 0; d < sh->n_dim && known; ++d) {
+      const Onnx__TensorShapeProto__Dimension* dim = sh->dim[d];
+      bool symbolic = dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM && dim->dim_param;
+      const hc_shape_override* o = symbolic ? find_shape(im->opts, dim->dim_param) : NULL;
+      if (dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE && dim->dim_value >= 0)
+        dims[d] = dim->dim_value;
+      else if (o && o->rank == 1)
+        dims[d] = o->dims[0];
+      else
+        known = false;
+    }
+    if (!known) continue;
+    v->has_declared_shape = true;
+    v->declared_rank = (int)sh->n_dim;
+    for (size_t d = 0; d < sh->n_dim; ++d) v->declared_dims[d] = dims[d];
+  }
+}
+
+/* A subgraph's formal input: a value of the declared type; dims (and the
+ * dtype) may be unknown until the owning op binds them at shape inference. */
+static hx_status_t import_formal_input(importer* im, const Onnx__ValueInfoProto* vi) {
+  const char* name = vi->name ? vi->name : "";
+  const Onnx__TypeProto* tp = vi->type;
+  if (tp && tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE && tp->value_case != ONNX__TYPE_PROTO__VALUE__NOT_SET)
+    return hx_status_make(HX_STATUS_UNSUPPORTED, "input '%s' is not a tensor (sequence, map and optional values are not supported)",
+                          name);
+  const Onnx__TypeProto__Tensor* tt = tp && tp->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ? tp->tensor_type : NULL;
+  hx_dtype_t dt = tt ? (hx_dtype_t)tt->elem_type : HX_DTYPE_UNDEFINED;
+  int rank = tt && tt->shape ? (int)tt->shape->n_dim : -1;
+  if (rank > HC_MAX_RANK)
+    return hx_status_make(HX_STATUS_UNSUPPORTED, "input '%s' has rank %d; Harness supports up to %d", name, rank, HC_MAX_RANK);
+  if (map_get(&im->values, name)) return hx_status_make(HX_STATUS_INVALID_ARGUMENT, "input '%s' is defined twice", name);
+  hc_value* v;
+  HX_RETURN_IF_ERROR(hc_graph_add_value(im->g, name, dt, rank < 0 ? 0 : rank, NULL, &v));
+  v->rank = rank;
+  v->kind = HC_VALUE_INPUT;
+  for (int d = 0; d < rank; ++d) {
+    const Onnx__TensorShapeProto__Dimension* dim = tt->shape->dim[d];
+    v->dims[d] = dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE ? dim->dim_value : -1;
+  }
+  if (!map_put(&im->values, v)) return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory");
+  return HX_OK;
+}
+
+/* Imports the GRAPH attribute `ap` of node `owner` (a node of parent's
+ * graph) as a subgraph owned by the parent graph: initializers, formal
+ * inputs in order (g->inputs), nodes, and outputs (g->outputs). Names it
+ * does not define become outer-scope captures (capture_outer). Errors are
+ * prefixed with the owning node and the attribute. */
+static hx_status_t import_subgraph(importer* parent, hc_node* owner, const Onnx__AttributeProto* ap, hc_graph** out) {
+  const Onnx__GraphProto* gp = ap->g;
+  *out = NULL;
+  importer im = {0};
+  im.opts = parent->opts;
+  im.base_dir = parent->base_dir;
+  im.model = parent->model;
+  im.parent = parent;
+  im.owner = owner;
+  im.attr = ap->name ? ap->name : "";
+  hx_status_t st = hc_graph_create(gp->name && gp->name[0] ? gp->name : ap->name, &im.g);
+  if (st != HX_OK) return st;
+  st = hc_graph_add_child(parent->g, im.g);
+  if (st != HX_OK) {
+    hc_graph_free(im.g);
+    return st;
+  }
+  *out = im.g;
+  im.g->default_opset = parent->g->default_opset;
+  for (size_t i = 0; i < gp->n_initializer && st == HX_OK; ++i) st = report(&im, import_initializer(&im, gp->initializer[i]));
+  if (gp->n_sparse_initializer && st == HX_OK)
+    st = report(&im, hx_status_make(HX_STATUS_UNSUPPORTED, "sparse initializers are not supported"));
+  im.g->inputs = calloc(gp->n_input + 1, sizeof(hc_value*));
+  if (!im.g->inputs && st == HX_OK) st = hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory");
+  for (size_t i = 0; i < gp->n_input && st == HX_OK; ++i) {
+    st = report(&im, import_formal_input(&im, gp->input[i]));
+    hc_value* v = gp->input[i]->name ? map_get(&im.values, gp->input[i]->name) : NULL;
+    if (st == HX_OK && v) im.g->inputs[im.g->num_inputs++] = v;
+  }
+  if (st == HX_OK) st = import_nodes(&im, gp);
+  if (st == HX_OK) record_declared_shapes(&im, gp);
+  for (size_t i = 0; i < gp->n_output && st == HX_OK; ++i) {
+    const char* name = gp->output[i]->name ? gp->output[i]->name : "";
+    hc_value* v = map_get(&im.values, name);
+    if (!v) st = capture_outer(&im, name, &v);
+    if (st == HX_OK && !v) {
+      st = report(&im, hx_status_make(HX_STATUS_INVALID_ARGUMENT, "subgraph output '%s' is not produced by any node", name));
+      continue;
+    }
+    if (st == HX_OK) st = hc_graph_add_output(im.g, v);
+  }
+  if (st == HX_OK && !parent->opts->collect_errors) st = hc_graph_sort(im.g);
+  free(im.values.slots);
+  if (st != HX_OK && hx_status_code(st) != HX_STATUS_OUT_OF_MEMORY)
+    st = hx_status_annotate(st, "node \"%s\" (%s, opset %d), subgraph '%s'", owner->name, owner->op_type, owner->opset,
+                            ap->name ? ap->name : "");
   return st;
 }
 
@@ -511,6 +675,7 @@ hx_status_t hc_import_onnx_buffer(const void* data, size_t len, const char* base
                                       o->name));
   }
   if (st == HX_OK) st = import_nodes(&im, gp);
+  if (st == HX_OK) record_declared_shapes(&im, gp);
 
   for (size_t i = 0; i < gp->n_output && st == HX_OK; ++i) {
     const char* name = gp->output[i]->name ? gp->output[i]->name : "";

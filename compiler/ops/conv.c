@@ -27,10 +27,15 @@
  *
  * hc_sliding_window_geometry is shared with pool.c.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "compiler/codegen/epilogue.h"
+#include "compiler/ops/gemm_internal.h"
+#include "compiler/ops/gemm_microkernel.h"
+#include "compiler/ops/prepack.h"
 #include "compiler/ops/sliding_window.h"
 
 #define WIN_MAX_SP (HC_MAX_RANK - 2)
@@ -154,15 +159,22 @@ typedef struct conv_plan {
   int64_t in_plane, out_plane, ktot;
 } conv_plan;
 
+/* Input i as the op sees it: the unpacked original of a pre-packed input. */
+static const hc_value* weight_input(const hc_node* n, int i) {
+  return n->packed && n->packed->input == i ? n->packed->original : n->inputs[i];
+}
+
 /* Checks inputs and attributes shared by Conv and ConvTranspose and fills
  * the dtype, channel counts and kernel sizes. */
 static hx_status_t check_conv_inputs(const hc_node* n, bool transpose, conv_plan* p) {
-  HX_RETURN_IF_ERROR(hc_check_arity(n, 2, 3, 1, 1));
+  /* A fused node has extra operands after its own inputs (checked before
+   * fusion, when shapes were inferred). */
+  if (!n->num_fused) HX_RETURN_IF_ERROR(hc_check_arity(n, 2, 3, 1, 1));
   HX_RETURN_IF_ERROR(hc_check_dtype(n, 0, HC_DT_FLOATS));
   HX_RETURN_IF_ERROR(hc_check_same_dtype(n, 0, 1));
   HX_RETURN_IF_ERROR(hc_check_same_dtype(n, 0, 2));
   const hc_value* x = n->inputs[0];
-  const hc_value* w = n->inputs[1];
+  const hc_value* w = weight_input(n, 1);
   const hc_value* b = hc_input(n, 2);
   char s1[128], s2[128];
   if (x->rank < 3)
@@ -669,6 +681,7 @@ static hx_status_t emit_repack(hc_lower_ctx* lc, const hc_node* n, const conv_pl
 /* Emission state of a phase kernel: MB output channels accumulate in acc,
  * MB rows of CBS elements; sources are read as src_dt. */
 typedef struct phase_emit {
+  const hc_epilogue* epi; /* fused ops (Conv only), NULL = none */
   hc_kb* kb;
   hx_dtype_t dt, src_dt;
   LLVMValueRef acc;
@@ -743,6 +756,10 @@ static void emit_store(phase_emit* e, const conv_plan* p, const flat_plan* f, co
     LLVMValueRef c = hc_loop_begin(kb, &cl, c_lo, c_hi, "store");
     LLVMValueRef v = LLVMBuildLoad2(b, ct, acc_at(e, j, hc_kb_iadd(kb, aoff, c)), "");
     LLVMValueRef yi = hc_kb_iadd(kb, ybase, so[L] == 1 ? c : hc_kb_imul(kb, c, hc_kb_i64(kb, so[L])));
+    if (e->epi && e->epi->count) {
+      LLVMValueRef coord[3] = {nn, hc_kb_iadd(kb, m0, hc_kb_i64(kb, j)), hc_kb_iadd(kb, yo, c)};
+      v = hc_epilogue_apply(kb, e->epi, v, coord);
+    }
     hc_kb_store(kb, p->dt, Y, yi, v);
     hc_loop_end(kb, &cl);
   }
@@ -783,6 +800,12 @@ static hx_status_t emit_phase(hc_lower_ctx* lc, const hc_node* n, const conv_pla
   HX_RETURN_IF_ERROR(hc_kb_begin(lc, n, f->nphase > 1 ? suffix : NULL, tasks, &kb));
   e.kb = &kb;
   LLVMBuilderRef b = kb.b;
+  hc_epilogue epi;
+  const int split[2] = {1, 2};
+  if (!p->transpose) {
+    HX_RETURN_IF_ERROR(hc_epilogue_begin(&kb, n, split, &epi));
+    e.epi = &epi;
+  }
   const hc_value* bias = hc_input(n, 2);
   LLVMValueRef X = hc_kb_ptr(&kb, n->inputs[0]);
   LLVMValueRef W = hc_kb_ptr(&kb, n->inputs[1]);
@@ -917,9 +940,1146 @@ static hx_status_t emit_phase(hc_lower_ctx* lc, const hc_node* n, const conv_pla
   return HX_OK;
 }
 
+/* ---- fast kernels: float32 Conv through the register-tiled micro-kernel ----
+ *
+ * Both fast kernels are implicit GEMMs over the flat source images of the
+ * general path (x itself, or the workspace images the "pad" kernel writes,
+ * so that every tap of every input channel is one contiguous stream at a
+ * constant offset from the output's flat index): the reduction runs over
+ * the group's input channels (outer loop) and the kernel taps (unrolled
+ * terms), and no im2col buffer is ever made.
+ *
+ *  - "pixels": output channels are the broadcast rows (weights read in
+ *    place) and flat output positions the vectors: best for large planes
+ *    and few channels (early layers, depthwise with one row, 1x1 over big
+ *    images); flat positions that exist only because of the pitch are
+ *    computed and dropped when stored.
+ *  - "channels": output pixels are the broadcast rows (read from the images)
+ *    and output channels the vectors, from weights packed in panels of 16
+ *    channels (HC_PACK_PANELS, at compile time or by a "packw" kernel): no
+ *    work is wasted on pitch padding or ragged planes, which suits the small
+ *    planes (14x14, 7x7) of deep layers with many channels. Tiles are TR
+ *    rows x TW columns of output pixels, stored transposed through a stack
+ *    tile.
+ *
+ * Bias seeds the accumulators; fused ops are applied when storing.
+ */
+
+enum { CF_NONE = 0, CF_PIXELS = 1, CF_CHANNELS = 2, CF_DEPTHWISE = 3, CF_GEMM = 4 };
+
+extern const hc_op_desc hc_op_conv;
+
+
+/* Which fast kernel a Conv gets, from shapes only (every target and the
+ * pack-weights pass agree). */
+/* A 1x1 convolution that is a plain product per image (big planes: on
+ * small ones the channels kernel wastes nothing on ragged pixel vectors). */
+static bool conv_is_gemm(const conv_plan* p) {
+  if (p->G != 1) return false;
+  for (int i = 0; i < p->nd; ++i)
+    if (p->k[i] != 1 || p->s[i] != 1 || p->pb[i] != 0 || p->pe[i] != 0) return false;
+  return true;
+}
+
+static int conv_fast_kind(const conv_plan* p) {
+  if (p->transpose || p->dt != HX_DTYPE_FLOAT32 || p->nd < 1 || p->nd > 2) return CF_NONE;
+  if (p->N * p->M * p->out_plane == 0 || p->Cg == 0 || p->ktot > HC_UKR_MAX_TERMS) return CF_NONE;
+  if (p->nd == 2 && p->Cg == 1 && p->Mg == 1 && p->s[0] == p->s[1] && (p->s[0] == 1 || p->s[0] == 2) && p->d[0] == 1 &&
+      p->d[1] == 1 && p->k[0] <= 7 && p->k[1] <= 7)
+    return CF_DEPTHWISE;
+  int64_t K = p->Cg * p->ktot;
+  if (p->Mg >= 32 && p->out_plane <= 256 && K >= 64) return CF_CHANNELS;
+  if (conv_is_gemm(p)) return CF_GEMM;
+  return CF_PIXELS;
+}
+
+/* The product W[M][C] x X[C][pixels] of each image, for a 1x1 convolution
+ * without stride, padding or groups. */
+static void conv_gemm_desc(const hc_node* n, const conv_plan* p, hc_mm_desc* d) {
+  memset(d, 0, sizeof *d);
+  d->dt = p->dt;
+  d->a = n->inputs[1];
+  d->b = n->inputs[0];
+  d->c = hc_input(n, 2);
+  d->y = n->outputs[0];
+  d->M = p->M;
+  d->N = p->out_plane;
+  d->K = p->C;
+  d->a_sm = p->C;
+  d->a_sk = 1;
+  d->b_sk = p->in_plane;
+  d->b_sn = 1;
+  d->batch_rank = 1;
+  d->batch_dims[0] = p->N;
+  d->a_bs[0] = 0;
+  d->b_bs[0] = p->C * p->in_plane;
+  d->batch = p->N;
+  d->alpha = d->beta = 1.0;
+  d->c_sm = 1;
+  d->c_sn = 0;
+  d->out_rank = p->nd + 2;
+  d->has_split = true;
+  d->split[0] = 1;
+  d->split[1] = 2;
+  d->direct_b = (p->in_plane * 4) % 1024 != 0;
+}
+
+/* Workspace layout of a fast Conv: the images (when x is repacked), then
+ * the weight panels (channels kernel without compile-time packing). */
+typedef struct cf_layout {
+  uint64_t images, panels, total; /* byte offsets / size */
+  int64_t pw, npanel, K;          /* panel width, panels per group, reduction */
+} cf_layout;
+
+static void cf_workspace_layout(const hc_node* n, const conv_plan* p, const flat_plan* f, int kind, cf_layout* l) {
+  memset(l, 0, sizeof *l);
+  l->pw = hc_pack_panel_width(p->dt);
+  l->npanel = (p->Mg + l->pw - 1) / l->pw;
+  l->K = p->Cg * p->ktot;
+  uint64_t off = 0;
+  if (f->repack && kind != CF_DEPTHWISE) off = (uint64_t)(p->N * p->C * f->nimg * f->PV) * 4u;
+  off = (off + 63) / 64 * 64;
+  l->panels = off;
+  bool packed = n->packed && n->packed->input == 1;
+  if (kind == CF_CHANNELS && !packed) off += (uint64_t)(p->G * l->npanel * l->K * l->pw) * 4u;
+  l->total = off;
+}
+
+/* Packs W [G*Mg][Cg][taps] into [G][ceil(Mg/pw)][Cg*taps][pw] (zeros past Mg). */
+static void pack_conv_weights(const float* w, const conv_plan* p, int64_t pw, float* out) {
+  int64_t K = p->Cg * p->ktot, np = (p->Mg + pw - 1) / pw;
+  for (int64_t g = 0; g < p->G; ++g)
+    for (int64_t q = 0; q < np; ++q)
+      for (int64_t k = 0; k < K; ++k)
+        for (int64_t j = 0; j < pw; ++j) {
+          int64_t m = q * pw + j;
+          out[((g * np + q) * K + k) * pw + j] = m < p->Mg ? w[(g * p->Mg + m) * K + k] : 0.0f;
+        }
+}
+
+/* The run-time packing of the weights (when they are not constants, or
+ * at -O1): one task per (group, panel). */
+static hx_status_t emit_pack_weights(hc_lower_ctx* lc, const hc_node* n, const conv_plan* p, const cf_layout* l) {
+  hc_kb kb;
+  HX_RETURN_IF_ERROR(hc_kb_begin(lc, n, "packw", p->G * l->npanel, &kb));
+  LLVMValueRef W = hc_kb_ptr(&kb, n->inputs[1]);
+  LLVMValueRef WS = LLVMBuildGEP2(kb.b, kb.t_i8, hc_kb_workspace(&kb), (LLVMValueRef[]){hc_kb_i64(&kb, (int64_t)l->panels)}, 1, "");
+  hc_loop task, kl, jl;
+  LLVMValueRef t = hc_kb_task_loop_begin(&kb, &task);
+  LLVMValueRef g = LLVMBuildUDiv(kb.b, t, hc_kb_i64(&kb, l->npanel), "");
+  LLVMValueRef q = LLVMBuildURem(kb.b, t, hc_kb_i64(&kb, l->npanel), "");
+  LLVMValueRef m0 = hc_kb_imul(&kb, q, hc_kb_i64(&kb, l->pw));
+  LLVMValueRef width = hc_kb_imin(&kb, hc_kb_i64(&kb, l->pw), LLVMBuildSub(kb.b, hc_kb_i64(&kb, p->Mg), m0, ""));
+  LLVMValueRef wbase = hc_kb_imul(&kb, hc_kb_iadd(&kb, hc_kb_imul(&kb, g, hc_kb_i64(&kb, p->Mg)), m0), hc_kb_i64(&kb, l->K));
+  LLVMValueRef dbase = hc_kb_imul(&kb, t, hc_kb_i64(&kb, l->K * l->pw));
+  LLVMValueRef j = hc_loop_begin(&kb, &jl, hc_kb_i64(&kb, 0), hc_kb_i64(&kb, l->pw), "j");
+  LLVMValueRef inb = LLVMBuildICmp(kb.b, LLVMIntSLT, j, width, "");
+  LLVMValueRef jj = hc_kb_imin(&kb, j, LLVMBuildSub(kb.b, width, hc_kb_i64(&kb, 1), ""));
+  LLVMValueRef src = hc_kb_iadd(&kb, wbase, hc_kb_imul(&kb, jj, hc_kb_i64(&kb, l->K)));
+  LLVMValueRef k = hc_loop_begin(&kb, &kl, hc_kb_i64(&kb, 0), hc_kb_i64(&kb, l->K), "k");
+  LLVMValueRef v = hc_kb_load(&kb, p->dt, W, hc_kb_iadd(&kb, src, k));
+  v = LLVMBuildSelect(kb.b, inb, v, hc_kb_const(&kb, p->dt, 0), "");
+  hc_kb_store(&kb, p->dt, WS, hc_kb_iadd(&kb, dbase, hc_kb_iadd(&kb, hc_kb_imul(&kb, k, hc_kb_i64(&kb, l->pw)), j)), v);
+  hc_loop_end(&kb, &kl);
+  hc_loop_end(&kb, &jl);
+  hc_loop_end(&kb, &task);
+  hc_kb_end(&kb, 0, 2.0 * (double)(p->G * l->npanel * l->K * l->pw) * 4.0);
+  return HX_OK;
+}
+
+/* Kernel-time state shared by both fast kernels. */
+typedef struct cf_emit {
+  hc_kb* kb;
+  const hc_node* n;
+  const conv_plan* p;
+  const flat_plan* f;
+  const flat_phase* P;
+  unsigned vl;
+  LLVMValueRef X, W, B, Y, src; /* src: images (x or workspace) */
+  int64_t chan;                 /* source elements per input channel */
+  hc_epilogue epi;
+  LLVMValueRef tile;            /* stack tile for stores through memory */
+  bool direct;                  /* flat positions are the output's spatial index */
+  bool masked_rows;             /* pixels kernel: masked stores of flat vectors (2-D, pitch >= a vector) */
+} cf_emit;
+
+/* Stores `count` flat outputs starting at flat position fpos of output
+ * channel m (image nn) from tile[tbase + c*tstride], skipping positions past
+ * the output's last dim, applying the fused ops. */
+static void cf_store_flat(cf_emit* e, LLVMValueRef nn, LLVMValueRef m, LLVMValueRef fpos, int64_t count,
+                          LLVMValueRef tbase, int64_t tstride) {
+  hc_kb* kb = e->kb;
+  const conv_plan* p = e->p;
+  const flat_plan* f = e->f;
+  LLVMBuilderRef b = kb->b;
+  LLVMValueRef ybase = hc_kb_imul(kb, hc_kb_iadd(kb, hc_kb_imul(kb, nn, hc_kb_i64(kb, p->M)), m), hc_kb_i64(kb, p->out_plane));
+  int64_t VL = p->nd == 2 ? f->V[1] : f->V[0];
+  int64_t OW = p->out[p->nd - 1];
+  if (e->direct) {
+    hc_loop cl;
+    LLVMValueRef c = hc_loop_begin(kb, &cl, hc_kb_i64(kb, 0), hc_kb_i64(kb, count), "st");
+    LLVMValueRef ti = hc_kb_iadd(kb, tbase, tstride == 1 ? c : hc_kb_imul(kb, c, hc_kb_i64(kb, tstride)));
+    LLVMValueRef v = LLVMBuildLoad2(b, kb->t_f32, LLVMBuildGEP2(b, kb->t_f32, e->tile, &ti, 1, ""), "");
+    LLVMValueRef sp = hc_kb_iadd(kb, fpos, c);
+    LLVMValueRef coord[3] = {nn, m, sp};
+    v = hc_epilogue_apply(kb, &e->epi, v, coord);
+    hc_kb_store(kb, p->dt, e->Y, hc_kb_iadd(kb, ybase, sp), v);
+    hc_loop_end(kb, &cl);
+    return;
+  }
+  /* Rows of pitch VL: the run [max(fpos, rs), min(fpos+count, rs+OW)). */
+  LLVMValueRef fe = hc_kb_iadd(kb, fpos, hc_kb_i64(kb, count));
+  LLVMValueRef row_lo = LLVMBuildUDiv(b, fpos, hc_kb_i64(kb, VL), "");
+  LLVMValueRef row_hi = hc_kb_iadd(kb, LLVMBuildUDiv(b, LLVMBuildSub(b, fe, hc_kb_i64(kb, 1), ""), hc_kb_i64(kb, VL), ""), hc_kb_i64(kb, 1));
+  hc_loop rl, cl;
+  LLVMValueRef row = hc_loop_begin(kb, &rl, row_lo, row_hi, "srow");
+  LLVMValueRef rs = hc_kb_imul(kb, row, hc_kb_i64(kb, VL));
+  LLVMValueRef c_lo = hc_kb_imax(kb, LLVMBuildSub(b, fpos, rs, ""), hc_kb_i64(kb, 0));
+  LLVMValueRef c_hi = hc_kb_imin(kb, LLVMBuildSub(b, fe, rs, ""), hc_kb_i64(kb, OW));
+  LLVMValueRef yrow = hc_kb_imul(kb, row, hc_kb_i64(kb, OW));
+  LLVMValueRef toff = LLVMBuildSub(b, rs, fpos, "");
+  LLVMValueRef c = hc_loop_begin(kb, &cl, c_lo, c_hi, "scol");
+  LLVMValueRef tc = hc_kb_iadd(kb, toff, c);
+  LLVMValueRef ti = hc_kb_iadd(kb, tbase, tstride == 1 ? tc : hc_kb_imul(kb, tc, hc_kb_i64(kb, tstride)));
+  LLVMValueRef v = LLVMBuildLoad2(b, kb->t_f32, LLVMBuildGEP2(b, kb->t_f32, e->tile, &ti, 1, ""), "");
+  LLVMValueRef sp = hc_kb_iadd(kb, yrow, c);
+  LLVMValueRef coord[3] = {nn, m, sp};
+  v = hc_epilogue_apply(kb, &e->epi, v, coord);
+  hc_kb_store(kb, p->dt, e->Y, hc_kb_iadd(kb, ybase, sp), v);
+  hc_loop_end(kb, &cl);
+  hc_loop_end(kb, &rl);
+}
+
+/* ---- "pixels": rows = output channels, vectors = flat positions ---- */
+
+typedef struct cf_pix_plan {
+  int mr, nv;
+  int64_t nr, mc, fc, nmb, nfb, F;
+} cf_pix_plan;
+
+/* Cycles per reduction step of a tile with `acc` accumulators and `loads`
+ * loads (two FMA and two load ports; FMA latency needs 8 chains). */
+static double step_cycles(int acc, int loads) {
+  double c = acc / 2.0;
+  if (c < 4.0) c = 4.0;
+  if (loads / 2.0 > c) c = loads / 2.0;
+  return c;
+}
+
+static void plan_pixels(const hc_lower_ctx* lc, const conv_plan* p, const flat_phase* P, unsigned vl, cf_pix_plan* q) {
+  int regs = hc_ukr_registers(lc), max_acc = regs == 32 ? 28 : 12;
+  q->F = P->F;
+  int64_t nvec = (q->F + vl - 1) / vl;
+  /* Candidate tiles (channels x vectors); the one with the fewest
+   * estimated cycles over the whole output wins (ragged channel tiles and
+   * the ragged last panel included). */
+  static const int k512[][2] = {{6, 4}, {8, 3}, {12, 2}, {4, 6}, {5, 4}, {7, 3}, {0, 0}};
+  static const int k256[][2] = {{6, 2}, {4, 3}, {5, 2}, {3, 4}, {0, 0}};
+  int mr = 6, nv = regs == 32 ? 4 : 2;
+  {
+    double best = 1e300;
+    for (const int(*c)[2] = regs == 32 ? k512 : k256;; ++c) {
+      int cm = (*c)[0], cv = (*c)[1];
+      if (!cm) {
+        /* Few channels: all of them, as many vectors as fit. */
+        if (p->Mg >= 6) break;
+        cm = (int)p->Mg;
+        cv = max_acc / cm > HC_UKR_MAX_NV ? HC_UKR_MAX_NV : max_acc / cm;
+      }
+      if (cm > p->Mg) cm = (int)p->Mg;
+      if (cv > nvec) cv = (int)nvec;
+      if (cm * cv > max_acc || cm < 1 || cv < 1) continue;
+      int64_t ft = (q->F + (int64_t)cv * vl - 1) / ((int64_t)cv * vl);
+      int lnv = (int)((q->F - (ft - 1) * cv * (int64_t)vl + vl - 1) / vl);
+      int rem = (int)(p->Mg % cm);
+      double per = 0;
+      for (int last = 0; last < 2; ++last) {
+        int vv = last ? lnv : cv;
+        double x = (double)(p->Mg / cm) * step_cycles(cm * vv, cm + vv) + (rem ? step_cycles(rem * vv, rem + vv) : 0);
+        per += x * (double)(last ? 1 : ft - 1);
+      }
+      if (per < best) {
+        best = per;
+        mr = cm;
+        nv = cv;
+      }
+      if (!(*c)[0]) break;
+    }
+  }
+  if (nv > nvec) nv = (int)nvec;
+  if (mr > p->Mg) mr = (int)p->Mg;
+  if (mr * nv > max_acc) mr = max_acc / nv;
+  if (mr < 1) mr = 1;
+  q->mr = mr;
+  q->nv = nv;
+  q->nr = (int64_t)nv * vl;
+  int64_t mt = (p->Mg + mr - 1) / mr, ft = (q->F + q->nr - 1) / q->nr;
+  int64_t mct = mt < 8 ? mt : 8, fct = ft < 8 ? ft : 8;
+  double work = 2.0 * (double)p->N * (double)p->M * (double)q->F * (double)p->Cg * (double)P->nterms;
+  int want = work > 4e6 ? 8 : work > 1e6 ? 4 : 1;
+  while (p->N * p->G * ((mt + mct - 1) / mct) * ((ft + fct - 1) / fct) < want && (mct > 1 || fct > 1)) {
+    if (fct > 1)
+      fct = (fct + 1) / 2;
+    else
+      mct = (mct + 1) / 2;
+  }
+  q->mc = mct * mr;
+  q->fc = fct * q->nr;
+  q->nmb = (p->Mg + q->mc - 1) / q->mc;
+  q->nfb = (q->F + q->fc - 1) / q->fc;
+}
+
+/* llvm.masked.store of float vector v at ptr[idx] under a run-time mask. */
+static void cf_masked_store(hc_kb* kb, LLVMValueRef ptr, LLVMValueRef idx, LLVMValueRef v, LLVMValueRef mask, unsigned vl) {
+  const char* name = "llvm.masked.store";
+  unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+  LLVMTypeRef tys[2] = {LLVMTypeOf(v), kb->t_ptr};
+  LLVMValueRef decl = LLVMGetIntrinsicDeclaration(kb->lc->mod, id, tys, 2);
+  LLVMTypeRef fty = LLVMIntrinsicGetType(kb->lc->llctx, id, tys, 2);
+  LLVMValueRef args[4] = {v, hc_kb_gep(kb, HX_DTYPE_FLOAT32, ptr, idx), LLVMConstInt(kb->t_i32, 4, 0), mask};
+  LLVMBuildCall2(kb->b, fty, decl, args, 4, "");
+  (void)vl;
+}
+
+/* One tile of the pixels kernel: rows output channels from m (global),
+ * nv vectors from flat position fpos (lanes valid in the last). */
+static void pix_tile(cf_emit* e, const cf_pix_plan* q, int rows, int nv, unsigned lanes, LLVMValueRef nn,
+                     LLVMValueRef g, LLVMValueRef m, LLVMValueRef fpos) {
+  hc_kb* kb = e->kb;
+  const conv_plan* p = e->p;
+  unsigned vl = e->vl;
+  hc_ukr u;
+  memset(&u, 0, sizeof u);
+  u.dt = HX_DTYPE_FLOAT32;
+  u.mr = rows;
+  u.nv = nv;
+  u.vl = vl;
+  u.last_lanes = lanes;
+  u.a = e->W;
+  u.b = e->src;
+  u.outer = hc_kb_i64(kb, p->Cg);
+  u.a_base = hc_kb_imul(kb, m, hc_kb_i64(kb, p->Cg * p->ktot));
+  u.a_outer = p->ktot;
+  for (int i = 0; i < rows; ++i) u.a_row[i] = (int64_t)i * p->Cg * p->ktot;
+  LLVMValueRef c0 = hc_kb_iadd(kb, hc_kb_imul(kb, nn, hc_kb_i64(kb, p->C)), hc_kb_imul(kb, g, hc_kb_i64(kb, p->Cg)));
+  u.b_base = hc_kb_iadd(kb, hc_kb_imul(kb, c0, hc_kb_i64(kb, e->chan)), fpos);
+  u.b_outer = e->chan;
+  for (int v = 0; v < nv; ++v) u.b_vec[v] = (int64_t)v * vl;
+  for (int t = 0; t < e->P->nterms; ++t) {
+    u.a_term[t] = e->P->terms[t].tap;
+    u.b_term[t] = e->P->terms[t].src;
+  }
+  u.nterms = e->P->nterms;
+  LLVMValueRef acc[HC_UKR_MAX_MR * HC_UKR_MAX_NV] = {0};
+  if (e->B)
+    for (int i = 0; i < rows; ++i) {
+      LLVMValueRef bs = hc_kb_splat(kb, hc_kb_load(kb, p->dt, e->B, hc_kb_iadd(kb, m, hc_kb_i64(kb, i))), vl);
+      for (int v = 0; v < nv; ++v) acc[i * nv + v] = bs;
+    }
+  hc_ukr_emit(kb, &u, acc);
+  int64_t cols = (int64_t)(nv - 1) * vl + lanes;
+  if (e->direct && (!e->epi.count || hc_epilogue_light(e->n))) {
+    for (int i = 0; i < rows; ++i) {
+      LLVMValueRef mi = hc_kb_iadd(kb, m, hc_kb_i64(kb, i));
+      LLVMValueRef yb = hc_kb_iadd(kb, hc_kb_imul(kb, hc_kb_iadd(kb, hc_kb_imul(kb, nn, hc_kb_i64(kb, p->M)), mi), hc_kb_i64(kb, p->out_plane)), fpos);
+      for (int v = 0; v < nv; ++v) {
+        LLVMValueRef coord[3] = {nn, mi, hc_kb_iadd(kb, fpos, hc_kb_i64(kb, (int64_t)v * vl))};
+        unsigned valid = v == nv - 1 ? lanes : vl;
+        LLVMValueRef y = hc_epilogue_apply_vec(kb, &e->epi, acc[i * nv + v], coord, 2, valid);
+        hc_ukr_store(kb, HX_DTYPE_FLOAT32, e->Y, hc_kb_iadd(kb, yb, hc_kb_i64(kb, (int64_t)v * vl)), y, vl, valid);
+      }
+    }
+    return;
+  }
+  if (e->masked_rows) {
+    /* Each vector of flat positions spans at most two output rows (the
+     * pitch is at least a vector): two masked stores put its valid lanes
+     * in place. */
+    const flat_plan* f = e->f;
+    int64_t V = f->V[1], OW = p->out[1];
+    LLVMBuilderRef b = kb->b;
+    LLVMTypeRef it = LLVMVectorType(kb->t_i64, vl);
+    LLVMValueRef iota_e[64];
+    for (unsigned l = 0; l < vl; ++l) iota_e[l] = LLVMConstInt(kb->t_i64, l, 0);
+    LLVMValueRef iota = LLVMConstVector(iota_e, vl);
+    bool heavy = e->epi.count && !hc_epilogue_light(e->n);
+    if (heavy) {
+      /* Heavy fused ops (no operands) over the whole tile in a loop the
+       * vectoriser handles, then back into the vectors. */
+      for (int i = 0; i < rows; ++i)
+        for (int v = 0; v < nv; ++v)
+          hc_ukr_store(kb, HX_DTYPE_FLOAT32, e->tile, hc_kb_i64(kb, (int64_t)i * q->nr + (int64_t)v * vl), acc[i * nv + v], vl, vl);
+      hc_loop el;
+      LLVMValueRef x = hc_loop_begin(kb, &el, hc_kb_i64(kb, 0), hc_kb_i64(kb, (int64_t)rows * q->nr), "epi");
+      LLVMValueRef ptr = LLVMBuildGEP2(b, kb->t_f32, e->tile, &x, 1, "");
+      LLVMValueRef zero = hc_kb_i64(kb, 0);
+      LLVMValueRef coord[3] = {zero, zero, zero};
+      LLVMBuildStore(b, hc_epilogue_apply(kb, &e->epi, LLVMBuildLoad2(b, kb->t_f32, ptr, ""), coord), ptr);
+      hc_loop_end(kb, &el);
+      for (int i = 0; i < rows; ++i)
+        for (int v = 0; v < nv; ++v)
+          acc[i * nv + v] = hc_ukr_load(kb, HX_DTYPE_FLOAT32, e->tile, hc_kb_i64(kb, (int64_t)i * q->nr + (int64_t)v * vl), vl, vl);
+    }
+    for (int v = 0; v < nv; ++v) {
+      unsigned valid = v == nv - 1 ? lanes : vl;
+      LLVMValueRef fv = hc_kb_iadd(kb, fpos, hc_kb_i64(kb, (int64_t)v * vl));
+      LLVMValueRef r0 = LLVMBuildUDiv(b, fv, hc_kb_i64(kb, V), "");
+      LLVMValueRef c0 = LLVMBuildSub(b, fv, hc_kb_imul(kb, r0, hc_kb_i64(kb, V)), "");
+      LLVMValueRef col = LLVMBuildAdd(b, hc_kb_splat(kb, c0, vl), iota, "");
+      LLVMValueRef inl = LLVMBuildICmp(b, LLVMIntULT, iota, hc_kb_splat(kb, hc_kb_i64(kb, valid), vl), "");
+      LLVMValueRef m1 = LLVMBuildAnd(b, inl, LLVMBuildICmp(b, LLVMIntULT, col, hc_kb_splat(kb, hc_kb_i64(kb, OW), vl), ""), "");
+      LLVMValueRef c2 = LLVMBuildSub(b, col, hc_kb_splat(kb, hc_kb_i64(kb, V), vl), "");
+      LLVMValueRef m2 = LLVMBuildAnd(b, inl, LLVMBuildICmp(b, LLVMIntULT, c2, hc_kb_splat(kb, hc_kb_i64(kb, OW), vl), ""), "");
+      (void)it;
+      LLVMValueRef o1 = hc_kb_iadd(kb, hc_kb_imul(kb, r0, hc_kb_i64(kb, OW)), c0);
+      LLVMValueRef o2 = hc_kb_iadd(kb, o1, hc_kb_i64(kb, OW - V));
+      for (int i = 0; i < rows; ++i) {
+        LLVMValueRef mi = hc_kb_iadd(kb, m, hc_kb_i64(kb, i));
+        LLVMValueRef yb = hc_kb_imul(kb, hc_kb_iadd(kb, hc_kb_imul(kb, nn, hc_kb_i64(kb, p->M)), mi), hc_kb_i64(kb, p->out_plane));
+        LLVMValueRef coord[3] = {nn, mi, o1};
+        LLVMValueRef y = heavy ? acc[i * nv + v] : hc_epilogue_apply_vec(kb, &e->epi, acc[i * nv + v], coord, 2, vl);
+        cf_masked_store(kb, e->Y, hc_kb_iadd(kb, yb, o1), y, m1, vl);
+        cf_masked_store(kb, e->Y, hc_kb_iadd(kb, yb, o2), y, m2, vl);
+      }
+    }
+    return;
+  }
+  for (int i = 0; i < rows; ++i)
+    for (int v = 0; v < nv; ++v)
+      hc_ukr_store(kb, HX_DTYPE_FLOAT32, e->tile, hc_kb_i64(kb, (int64_t)i * q->nr + (int64_t)v * vl), acc[i * nv + v], vl, vl);
+  for (int i = 0; i < rows; ++i)
+    cf_store_flat(e, nn, hc_kb_iadd(kb, m, hc_kb_i64(kb, i)), fpos, cols, hc_kb_i64(kb, (int64_t)i * q->nr), 1);
+}
+
+/* All channel tiles of one flat panel in the task's channel block. */
+static void pix_panel(cf_emit* e, const cf_pix_plan* q, int nv, unsigned lanes, LLVMValueRef nn, LLVMValueRef g,
+                      LLVMValueRef mb, LLVMValueRef fpos) {
+  hc_kb* kb = e->kb;
+  const conv_plan* p = e->p;
+  LLVMValueRef mg0 = hc_kb_imul(kb, mb, hc_kb_i64(kb, q->mc));
+  LLVMValueRef m0 = hc_kb_iadd(kb, hc_kb_imul(kb, g, hc_kb_i64(kb, p->Mg)), mg0);
+  int64_t last_rows = p->Mg - (q->nmb - 1) * q->mc;
+  LLVMValueRef is_last = LLVMBuildICmp(kb->b, LLVMIntEQ, mb, hc_kb_i64(kb, q->nmb - 1), "");
+  LLVMValueRef ntiles = LLVMBuildSelect(kb->b, is_last, hc_kb_i64(kb, last_rows / q->mr), hc_kb_i64(kb, q->mc / q->mr), "");
+  hc_loop tl;
+  LLVMValueRef ti = hc_loop_begin(kb, &tl, hc_kb_i64(kb, 0), ntiles, "mt");
+  pix_tile(e, q, q->mr, nv, lanes, nn, g, hc_kb_iadd(kb, m0, hc_kb_imul(kb, ti, hc_kb_i64(kb, q->mr))), fpos);
+  hc_loop_end(kb, &tl);
+  int rem = (int)(last_rows % q->mr);
+  if (rem) {
+    hc_if gi;
+    hc_if_begin(kb, &gi, is_last);
+    pix_tile(e, q, rem, nv, lanes, nn, g, hc_kb_iadd(kb, m0, hc_kb_i64(kb, last_rows - rem)), fpos);
+    hc_if_end(kb, &gi);
+  }
+}
+
+static hx_status_t emit_conv_pixels(hc_lower_ctx* lc, cf_emit* e) {
+  const conv_plan* p = e->p;
+  hc_kb* kb = e->kb;
+  cf_pix_plan q;
+  plan_pixels(lc, p, e->P, e->vl, &q);
+  /* Fused ops without extra operands can run on whole vectors whatever
+   * row their lanes land in. */
+  bool no_operands = e->n->num_inputs <= e->n->fused_input_base || !e->epi.count;
+  e->masked_rows = !e->direct && p->nd == 2 && e->f->V[1] >= (int64_t)e->vl && no_operands;
+  if (!e->direct || e->epi.count) e->tile = hc_kb_alloca(kb, LLVMArrayType2(kb->t_f32, (uint64_t)(q.mr * q.nr)), "tile");
+  hc_loop task;
+  LLVMValueRef t = hc_kb_task_loop_begin(kb, &task);
+  LLVMValueRef fb = LLVMBuildURem(kb->b, t, hc_kb_i64(kb, q.nfb), "");
+  LLVMValueRef r1 = LLVMBuildUDiv(kb->b, t, hc_kb_i64(kb, q.nfb), "");
+  LLVMValueRef mb = LLVMBuildURem(kb->b, r1, hc_kb_i64(kb, q.nmb), "");
+  LLVMValueRef r2 = LLVMBuildUDiv(kb->b, r1, hc_kb_i64(kb, q.nmb), "");
+  LLVMValueRef g = LLVMBuildURem(kb->b, r2, hc_kb_i64(kb, p->G), "");
+  LLVMValueRef nn = LLVMBuildUDiv(kb->b, r2, hc_kb_i64(kb, p->G), "");
+  LLVMValueRef f0 = hc_kb_imul(kb, fb, hc_kb_i64(kb, q.fc));
+  int64_t last_cols = q.F - (q.nfb - 1) * q.fc;
+  LLVMValueRef flast = LLVMBuildICmp(kb->b, LLVMIntEQ, fb, hc_kb_i64(kb, q.nfb - 1), "");
+  LLVMValueRef npan = LLVMBuildSelect(kb->b, flast, hc_kb_i64(kb, last_cols / q.nr), hc_kb_i64(kb, q.fc / q.nr), "");
+  hc_loop pl;
+  LLVMValueRef pj = hc_loop_begin(kb, &pl, hc_kb_i64(kb, 0), npan, "fp");
+  pix_panel(e, &q, q.nv, e->vl, nn, g, mb, hc_kb_iadd(kb, f0, hc_kb_imul(kb, pj, hc_kb_i64(kb, q.nr))));
+  hc_loop_end(kb, &pl);
+  int64_t rem_cols = last_cols % q.nr;
+  if (rem_cols) {
+    int nvr = (int)((rem_cols + e->vl - 1) / e->vl);
+    unsigned lanes = (unsigned)(rem_cols - (int64_t)(nvr - 1) * e->vl);
+    hc_if gi;
+    hc_if_begin(kb, &gi, flast);
+    pix_panel(e, &q, nvr, lanes, nn, g, mb, hc_kb_iadd(kb, f0, hc_kb_i64(kb, last_cols - rem_cols)));
+    hc_if_end(kb, &gi);
+  }
+  hc_loop_end(kb, &task);
+  return HX_OK;
+}
+
+/* ---- "channels": rows = output pixels, vectors = output channels ---- */
+
+typedef struct cf_ch_plan {
+  int nv, tr, tw;    /* tile: tr x tw pixels, nv vectors */
+  int64_t nr;        /* channels per tile */
+  int64_t OH, OW;    /* output grid (OH = 1 for 1-D) */
+  int64_t nrg, ncg;  /* tile rows / columns of the grid */
+  int64_t cbw, ncb;  /* channels per task block (multiple of nr), blocks per group */
+  int64_t rbt, nrb;  /* tile rows per task block, blocks */
+  int64_t kic, nks;  /* input channels per reduction slice, slices */
+  int64_t slot;      /* elements of a tile's partial sums (mr * nr) */
+} cf_ch_plan;
+
+/* Pixel tile (tr x tw) for at most mr pixels on an OH x OW grid: whole
+ * rows when they fit, else the width in [mr/2, mr] that wastes least on
+ * the ragged last tile. */
+static void tile_shape(int64_t OH, int64_t OW, int mr, int* tr, int* tw) {
+  if (OW <= mr) {
+    *tw = (int)OW;
+    *tr = mr / (int)OW;
+    if (*tr > OH) *tr = (int)OH;
+    return;
+  }
+  int best = mr;
+  int64_t best_cost = INT64_MAX;
+  for (int w = mr; w >= (mr + 1) / 2 && w >= 1; --w) {
+    int64_t cost = (OW + w - 1) / w * mr;
+    if (cost < best_cost) {
+      best_cost = cost;
+      best = w;
+    }
+  }
+  *tw = best;
+  *tr = 1;
+}
+
+static void plan_channels(const hc_lower_ctx* lc, const conv_plan* p, unsigned vl, cf_ch_plan* q) {
+  int regs = hc_ukr_registers(lc);
+  q->OW = p->out[p->nd - 1];
+  q->OH = p->nd == 2 ? p->out[0] : 1;
+  /* Candidate tiles (pixels x vectors) that leave registers for the
+   * unrolled taps' loads: LLVM's scheduler overlaps the terms, and a tile
+   * that uses every register spills. */
+  static const int k512[][2] = {{8, 3}, {12, 2}, {6, 4}, {24, 1}};
+  static const int k256[][2] = {{5, 2}, {4, 2}, {8, 1}, {10, 1}};
+  const int(*cand)[2] = regs == 32 ? k512 : k256;
+  int ncand = 4;
+  int64_t pw = hc_pack_panel_width(p->dt);
+  double best = 1e300;
+  for (int c = 0; c < ncand; ++c) {
+    int mr = cand[c][0], nv = cand[c][1];
+    int64_t cvec = (p->Mg + vl - 1) / vl;
+    if (nv > cvec) nv = (int)cvec;
+    /* A tile's channels must cover whole weight panels or lie in one. */
+    int64_t nr = (int64_t)nv * vl;
+    if (nr % pw != 0 && pw % nr != 0) continue;
+    int tr, tw;
+    tile_shape(q->OH, q->OW, mr, &tr, &tw);
+    /* Cost of one image: full and ragged tiles x full and ragged panels. */
+    int64_t nrg = (q->OH + tr - 1) / tr, ncg = (q->OW + tw - 1) / tw;
+    int ltr = (int)(q->OH - (nrg - 1) * tr), ltw = (int)(q->OW - (ncg - 1) * tw);
+    int64_t npan = (p->Mg + (int64_t)nv * vl - 1) / ((int64_t)nv * vl);
+    int lnv = (int)(((p->Mg - (npan - 1) * nv * (int64_t)vl) + vl - 1) / vl);
+    double cost = 0;
+    for (int pr = 0; pr < 2; ++pr)
+      for (int pc = 0; pc < 2; ++pc)
+        for (int pp = 0; pp < 2; ++pp) {
+          int64_t cnt = (pr ? 1 : nrg - 1) * (pc ? 1 : ncg - 1) * (pp ? 1 : npan - 1);
+          int rr = pr ? ltr : tr, cc = pc ? ltw : tw, vv = pp ? lnv : nv;
+          if (cnt > 0) cost += (double)cnt * step_cycles(rr * cc * vv, rr * cc + vv);
+        }
+    if (cost < best) {
+      best = cost;
+      q->nv = nv;
+      q->tr = tr;
+      q->tw = tw;
+    }
+  }
+  q->nr = (int64_t)q->nv * vl;
+  q->nrg = (q->OH + q->tr - 1) / q->tr;
+  q->ncg = (q->OW + q->tw - 1) / q->tw;
+  q->slot = (int64_t)q->tr * q->tw * q->nr;
+  /* Reduction slices whose weight panel (kic*taps x nr) stays in L2 while
+   * every pixel tile of the task sweeps it; partial sums wait in a stack
+   * buffer of the task's tiles. */
+  q->kic = 131072 / (p->ktot * q->nr * 4);
+  if (q->kic < 1) q->kic = 1;
+  if (q->kic >= p->Cg) q->kic = p->Cg;
+  q->nks = (p->Cg + q->kic - 1) / q->kic;
+  int64_t ct = (p->Mg + q->nr - 1) / q->nr;
+  int64_t cbt = ct, rbt = q->nrg;
+  /* With slices, a task's partial sums must fit the stack. */
+  while (q->nks > 1 && rbt > 1 && rbt * q->ncg * q->slot * 4 > 64 * 1024) rbt = (rbt + 1) / 2;
+  double work = 2.0 * (double)p->N * (double)p->M * (double)p->out_plane * (double)p->Cg * (double)p->ktot;
+  int want = work > 4e6 ? 8 : work > 1e6 ? 4 : 1;
+  while (p->N * p->G * ((ct + cbt - 1) / cbt) * ((q->nrg + rbt - 1) / rbt) < want && (cbt > 1 || rbt > 1)) {
+    if (cbt > 1)
+      cbt = (cbt + 1) / 2;
+    else
+      rbt = (rbt + 1) / 2;
+  }
+  q->cbw = cbt * q->nr;
+  q->ncb = (ct + cbt - 1) / cbt;
+  q->rbt = rbt;
+  q->nrb = (q->nrg + rbt - 1) / rbt;
+}
+
+/* Tile context of the channels kernel: the reduction slice and the partial
+ * sums buffer. */
+typedef struct ch_ctx {
+  LLVMValueRef ic0, kcur;        /* slice: first input channel, count */
+  LLVMValueRef first, last;      /* i1, NULL when there is one slice */
+  LLVMValueRef part;             /* stack buffer of partial sums */
+  LLVMValueRef slot;             /* this tile's slot index */
+} ch_ctx;
+
+/* One tile: tr x tw output pixels at (oh, ow) x nv channel vectors from
+ * group channel c (lanes valid in the last), over one reduction slice. */
+static void ch_tile(cf_emit* e, const cf_ch_plan* q, const ch_ctx* x, int tr, int tw, int nv, unsigned lanes,
+                    LLVMValueRef nn, LLVMValueRef g, LLVMValueRef c, LLVMValueRef oh, LLVMValueRef ow,
+                    LLVMValueRef wpanel) {
+  hc_kb* kb = e->kb;
+  LLVMBuilderRef b = kb->b;
+  const conv_plan* p = e->p;
+  const flat_plan* f = e->f;
+  unsigned vl = e->vl;
+  int64_t pitch = p->nd == 2 ? f->pitch[0] : 0;
+  hc_ukr u;
+  memset(&u, 0, sizeof u);
+  u.dt = HX_DTYPE_FLOAT32;
+  u.mr = tr * tw;
+  u.nv = nv;
+  u.vl = vl;
+  u.last_lanes = vl; /* weight panels are zero-padded */
+  u.a = e->src;
+  u.b = e->W;
+  u.outer = x->kcur;
+  LLVMValueRef c0 = hc_kb_iadd(kb, hc_kb_imul(kb, nn, hc_kb_i64(kb, p->C)),
+                               hc_kb_iadd(kb, hc_kb_imul(kb, g, hc_kb_i64(kb, p->Cg)), x->ic0));
+  LLVMValueRef fpos = hc_kb_iadd(kb, hc_kb_imul(kb, oh, hc_kb_i64(kb, pitch)), ow);
+  u.a_base = hc_kb_iadd(kb, hc_kb_imul(kb, c0, hc_kb_i64(kb, e->chan)), fpos);
+  u.a_outer = e->chan;
+  for (int i = 0; i < u.mr; ++i) u.a_row[i] = (int64_t)(i / tw) * pitch + i % tw;
+  int64_t pw = hc_pack_panel_width(p->dt), K = p->Cg * p->ktot;
+  /* Panel c/pw of group g, row ic0*ktot; per input channel ktot rows. */
+  LLVMValueRef prow = hc_kb_imul(kb, hc_kb_iadd(kb, wpanel, LLVMBuildUDiv(b, c, hc_kb_i64(kb, pw), "")), hc_kb_i64(kb, K * pw));
+  if (q->nr < pw) prow = hc_kb_iadd(kb, prow, LLVMBuildURem(b, c, hc_kb_i64(kb, pw), "")); /* a tile inside a panel */
+  u.b_base = hc_kb_iadd(kb, prow, hc_kb_imul(kb, x->ic0, hc_kb_i64(kb, p->ktot * pw)));
+  u.b_outer = p->ktot * pw;
+
+  for (int v = 0; v < nv; ++v) {
+    int64_t col = (int64_t)v * vl;
+    u.b_vec[v] = col / pw * K * pw + col % pw;
+  }
+  for (int t = 0; t < e->P->nterms; ++t) {
+    u.a_term[t] = e->P->terms[t].src;
+    u.b_term[t] = e->P->terms[t].tap * pw;
+  }
+  u.nterms = e->P->nterms;
+  int n = u.mr * nv;
+  LLVMValueRef acc[HC_UKR_MAX_MR * HC_UKR_MAX_NV] = {0};
+  LLVMValueRef mch = hc_kb_iadd(kb, hc_kb_imul(kb, g, hc_kb_i64(kb, p->Mg)), c);
+  LLVMValueRef pslot = x->part ? hc_kb_imul(kb, x->slot, hc_kb_i64(kb, q->slot)) : NULL;
+  LLVMTypeRef vt = hc_ukr_vtype(kb, HX_DTYPE_FLOAT32, vl);
+  /* Initial sums: the bias on the first slice, the parked partial sums on
+   * the others. */
+  LLVMValueRef init[HC_UKR_MAX_MR * HC_UKR_MAX_NV];
+  for (int v = 0; v < nv; ++v) {
+    LLVMValueRef bv = e->B ? hc_ukr_load(kb, HX_DTYPE_FLOAT32, e->B, hc_kb_iadd(kb, mch, hc_kb_i64(kb, (int64_t)v * vl)), vl,
+                                         v == nv - 1 ? lanes : vl)
+                           : LLVMConstNull(vt);
+    for (int i = 0; i < u.mr; ++i) init[i * nv + v] = bv;
+  }
+  if (x->first) {
+    LLVMBasicBlockRef from = LLVMGetInsertBlock(b);
+    LLVMBasicBlockRef ld = LLVMAppendBasicBlockInContext(kb->lc->llctx, kb->fn, "partial_in");
+    LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(kb->lc->llctx, kb->fn, "acc_init");
+    LLVMBuildCondBr(b, x->first, join, ld);
+    LLVMPositionBuilderAtEnd(b, ld);
+    LLVMValueRef parked[HC_UKR_MAX_MR * HC_UKR_MAX_NV];
+    for (int i = 0; i < u.mr; ++i)
+      for (int v = 0; v < nv; ++v)
+        parked[i * nv + v] = hc_ukr_load(kb, HX_DTYPE_FLOAT32, x->part,
+                                         hc_kb_iadd(kb, pslot, hc_kb_i64(kb, (int64_t)i * q->nr + (int64_t)v * vl)), vl, vl);
+    LLVMBasicBlockRef ldend = LLVMGetInsertBlock(b);
+    LLVMBuildBr(b, join);
+    LLVMPositionBuilderAtEnd(b, join);
+    for (int i = 0; i < n; ++i) {
+      LLVMValueRef ph = LLVMBuildPhi(b, vt, "");
+      LLVMValueRef in[2] = {init[i], parked[i]};
+      LLVMBasicBlockRef bb[2] = {from, ldend};
+      LLVMAddIncoming(ph, in, bb, 2);
+      acc[i] = ph;
+    }
+  } else {
+    for (int i = 0; i < n; ++i) acc[i] = init[i];
+  }
+  hc_ukr_emit(kb, &u, acc);
+  LLVMBasicBlockRef done = NULL;
+  if (x->last) {
+    /* Not the last slice: park the sums and go on. */
+    LLVMBasicBlockRef park = LLVMAppendBasicBlockInContext(kb->lc->llctx, kb->fn, "park");
+    LLVMBasicBlockRef fin = LLVMAppendBasicBlockInContext(kb->lc->llctx, kb->fn, "finish");
+    done = LLVMAppendBasicBlockInContext(kb->lc->llctx, kb->fn, "tile_done");
+    LLVMBuildCondBr(b, x->last, fin, park);
+    LLVMPositionBuilderAtEnd(b, park);
+    for (int i = 0; i < u.mr; ++i)
+      for (int v = 0; v < nv; ++v)
+        hc_ukr_store(kb, HX_DTYPE_FLOAT32, x->part, hc_kb_iadd(kb, pslot, hc_kb_i64(kb, (int64_t)i * q->nr + (int64_t)v * vl)),
+                     acc[i * nv + v], vl, vl);
+    LLVMBuildBr(b, done);
+    LLVMPositionBuilderAtEnd(b, fin);
+  }
+  int64_t nr = q->nr;
+  for (int i = 0; i < u.mr; ++i)
+    for (int v = 0; v < nv; ++v)
+      hc_ukr_store(kb, HX_DTYPE_FLOAT32, e->tile, hc_kb_i64(kb, (int64_t)i * nr + (int64_t)v * vl), acc[i * nv + v], vl, vl);
+  /* Transposed store: per channel, tr runs of tw contiguous pixels. */
+  int64_t cols = (int64_t)(nv - 1) * vl + lanes;
+  hc_loop cl, rl, wl;
+  LLVMValueRef j = hc_loop_begin(kb, &cl, hc_kb_i64(kb, 0), hc_kb_i64(kb, cols), "ch");
+  LLVMValueRef m = hc_kb_iadd(kb, mch, j);
+  LLVMValueRef ybase = hc_kb_imul(kb, hc_kb_iadd(kb, hc_kb_imul(kb, nn, hc_kb_i64(kb, p->M)), m), hc_kb_i64(kb, p->out_plane));
+  LLVMValueRef r = hc_loop_begin(kb, &rl, hc_kb_i64(kb, 0), hc_kb_i64(kb, tr), "tr");
+  LLVMValueRef sp_row = hc_kb_iadd(kb, hc_kb_imul(kb, hc_kb_iadd(kb, oh, r), hc_kb_i64(kb, q->OW)), ow);
+  LLVMValueRef trow = hc_kb_iadd(kb, hc_kb_imul(kb, r, hc_kb_i64(kb, (int64_t)tw * nr)), j);
+  LLVMValueRef w = hc_loop_begin(kb, &wl, hc_kb_i64(kb, 0), hc_kb_i64(kb, tw), "tw");
+  LLVMValueRef ti = hc_kb_iadd(kb, trow, hc_kb_imul(kb, w, hc_kb_i64(kb, nr)));
+  LLVMValueRef val = LLVMBuildLoad2(b, kb->t_f32, LLVMBuildGEP2(b, kb->t_f32, e->tile, &ti, 1, ""), "");
+  LLVMValueRef sp = hc_kb_iadd(kb, sp_row, w);
+  LLVMValueRef coord[3] = {nn, m, sp};
+  val = hc_epilogue_apply(kb, &e->epi, val, coord);
+  hc_kb_store(kb, p->dt, e->Y, hc_kb_iadd(kb, ybase, sp), val);
+  hc_loop_end(kb, &wl);
+  hc_loop_end(kb, &rl);
+  hc_loop_end(kb, &cl);
+  if (done) {
+    LLVMBuildBr(b, done);
+    LLVMPositionBuilderAtEnd(b, done);
+  }
+}
+
+/* Every pixel tile of tile rows [r0, r0 + rbt) for one channel panel and
+ * one reduction slice. */
+static void ch_rows(cf_emit* e, const cf_ch_plan* q, const ch_ctx* x0, int nv, unsigned lanes, LLVMValueRef nn,
+                    LLVMValueRef g, LLVMValueRef c, LLVMValueRef rb, LLVMValueRef wpanel) {
+  hc_kb* kb = e->kb;
+  LLVMValueRef r0 = hc_kb_imul(kb, rb, hc_kb_i64(kb, q->rbt));
+  LLVMValueRef r1 = hc_kb_imin(kb, hc_kb_iadd(kb, r0, hc_kb_i64(kb, q->rbt)), hc_kb_i64(kb, q->nrg));
+  int last_tr = (int)(q->OH - (q->nrg - 1) * q->tr);
+  int64_t full_cg = q->OW / q->tw;
+  int last_tw = (int)(q->OW % q->tw);
+  ch_ctx x = *x0;
+  hc_loop rl;
+  LLVMValueRef tri = hc_loop_begin(kb, &rl, r0, r1, "trow");
+  LLVMValueRef oh = hc_kb_imul(kb, tri, hc_kb_i64(kb, q->tr));
+  LLVMValueRef rslot = hc_kb_imul(kb, LLVMBuildSub(kb->b, tri, r0, ""), hc_kb_i64(kb, q->ncg));
+  for (int part = 0; part < 2; ++part) {
+    int tr = part == 0 ? q->tr : last_tr;
+    if (part == 1 && last_tr == q->tr) break;
+    hc_if gi;
+    bool guarded = last_tr != q->tr;
+    if (guarded)
+      hc_if_begin(kb, &gi, LLVMBuildICmp(kb->b, part == 0 ? LLVMIntSLT : LLVMIntEQ, tri, hc_kb_i64(kb, q->nrg - 1), ""));
+    if (full_cg > 0) {
+      hc_loop cl;
+      LLVMValueRef tc = hc_loop_begin(kb, &cl, hc_kb_i64(kb, 0), hc_kb_i64(kb, full_cg), "tcol");
+      x.slot = hc_kb_iadd(kb, rslot, tc);
+      ch_tile(e, q, &x, tr, q->tw, nv, lanes, nn, g, c, oh, hc_kb_imul(kb, tc, hc_kb_i64(kb, q->tw)), wpanel);
+      hc_loop_end(kb, &cl);
+    }
+    if (last_tw) {
+      x.slot = hc_kb_iadd(kb, rslot, hc_kb_i64(kb, full_cg));
+      ch_tile(e, q, &x, tr, last_tw, nv, lanes, nn, g, c, oh, hc_kb_i64(kb, full_cg * q->tw), wpanel);
+    }
+    if (guarded) hc_if_end(kb, &gi);
+  }
+  hc_loop_end(kb, &rl);
+}
+
+static hx_status_t emit_conv_channels(hc_lower_ctx* lc, cf_emit* e) {
+  const conv_plan* p = e->p;
+  hc_kb* kb = e->kb;
+  cf_ch_plan q;
+  plan_channels(lc, p, e->vl, &q);
+  e->tile = hc_kb_alloca(kb, LLVMArrayType2(kb->t_f32, (uint64_t)q.slot), "tile");
+  ch_ctx x = {0};
+  if (q.nks > 1) x.part = hc_kb_alloca(kb, LLVMArrayType2(kb->t_f32, (uint64_t)(q.rbt * q.ncg * q.slot)), "partial");
+  int64_t pw = hc_pack_panel_width(p->dt), npanel = (p->Mg + pw - 1) / pw;
+  hc_loop task;
+  LLVMValueRef t = hc_kb_task_loop_begin(kb, &task);
+  LLVMValueRef rb = LLVMBuildURem(kb->b, t, hc_kb_i64(kb, q.nrb), "");
+  LLVMValueRef r1 = LLVMBuildUDiv(kb->b, t, hc_kb_i64(kb, q.nrb), "");
+  LLVMValueRef cb = LLVMBuildURem(kb->b, r1, hc_kb_i64(kb, q.ncb), "");
+  LLVMValueRef r2 = LLVMBuildUDiv(kb->b, r1, hc_kb_i64(kb, q.ncb), "");
+  LLVMValueRef g = LLVMBuildURem(kb->b, r2, hc_kb_i64(kb, p->G), "");
+  LLVMValueRef nn = LLVMBuildUDiv(kb->b, r2, hc_kb_i64(kb, p->G), "");
+  LLVMValueRef wpanel = hc_kb_imul(kb, g, hc_kb_i64(kb, npanel));
+  LLVMValueRef c0 = hc_kb_imul(kb, cb, hc_kb_i64(kb, q.cbw));
+  int64_t last_w = p->Mg - (q.ncb - 1) * q.cbw;
+  LLVMValueRef clast = LLVMBuildICmp(kb->b, LLVMIntEQ, cb, hc_kb_i64(kb, q.ncb - 1), "");
+  LLVMValueRef npan = LLVMBuildSelect(kb->b, clast, hc_kb_i64(kb, last_w / q.nr), hc_kb_i64(kb, q.cbw / q.nr), "");
+  int64_t rem = last_w % q.nr;
+  for (int part = 0; part < 2; ++part) {
+    if (part == 1 && !rem) break;
+    hc_if gi;
+    hc_loop pl, sl;
+    LLVMValueRef c;
+    int nv = q.nv;
+    unsigned lanes = e->vl;
+    if (part == 0) {
+      LLVMValueRef pj = hc_loop_begin(kb, &pl, hc_kb_i64(kb, 0), npan, "cp");
+      c = hc_kb_iadd(kb, c0, hc_kb_imul(kb, pj, hc_kb_i64(kb, q.nr)));
+    } else {
+      nv = (int)((rem + e->vl - 1) / e->vl);
+      lanes = (unsigned)(rem - (int64_t)(nv - 1) * e->vl);
+      hc_if_begin(kb, &gi, clast);
+      c = hc_kb_iadd(kb, c0, hc_kb_i64(kb, last_w - rem));
+    }
+    if (q.nks > 1) {
+      LLVMValueRef si = hc_loop_begin(kb, &sl, hc_kb_i64(kb, 0), hc_kb_i64(kb, q.nks), "slice");
+      x.ic0 = hc_kb_imul(kb, si, hc_kb_i64(kb, q.kic));
+      x.kcur = hc_kb_imin(kb, hc_kb_i64(kb, q.kic), LLVMBuildSub(kb->b, hc_kb_i64(kb, p->Cg), x.ic0, ""));
+      x.first = LLVMBuildICmp(kb->b, LLVMIntEQ, si, hc_kb_i64(kb, 0), "");
+      x.last = LLVMBuildICmp(kb->b, LLVMIntEQ, si, hc_kb_i64(kb, q.nks - 1), "");
+    } else {
+      x.ic0 = hc_kb_i64(kb, 0);
+      x.kcur = hc_kb_i64(kb, p->Cg);
+    }
+    ch_rows(e, &q, &x, nv, lanes, nn, g, c, rb, wpanel);
+    if (q.nks > 1) hc_loop_end(kb, &sl);
+    if (part == 0)
+      hc_loop_end(kb, &pl);
+    else
+      hc_if_end(kb, &gi);
+  }
+  hc_loop_end(kb, &task);
+  return HX_OK;
+}
+
+/* ---- "depthwise": one input channel per output channel, rows as vectors ----
+ *
+ * Each output row is cut into segments of VL lanes; R rows are computed at
+ * once (R * segments accumulators, enough independent FMA chains). Every
+ * tap adds w * x over a segment, read straight from x: for stride 1 a
+ * (masked at the image borders) vector load, for stride 2 two loads whose
+ * even lanes a shuffle keeps. Rows of taps outside the image get a zero
+ * weight (and a clamped row), so no padded copy of x is ever made; the
+ * masks of the border columns are compile-time constants per segment.
+ * Supported: 2-D, Cg = Mg = 1, stride 1 or 2, dilation 1, kernels up to 7x7. */
+
+typedef struct cf_dw_plan {
+  int nseg, R;      /* segments per row, rows per step */
+  int64_t rb, nrb;  /* rows per task, blocks per channel */
+} cf_dw_plan;
+
+static void plan_dw(const conv_plan* p, unsigned vl, cf_dw_plan* q) {
+  int64_t OH = p->out[0], OW = p->out[1];
+  q->nseg = (int)((OW + vl - 1) / vl);
+  q->R = q->nseg >= 8 ? 1 : (8 + q->nseg - 1) / q->nseg;
+  if (q->R > OH) q->R = (int)OH;
+  if (q->R * q->nseg > 24) q->R = 24 / q->nseg > 0 ? 24 / q->nseg : 1;
+  /* Whole planes per task unless there are few planes to share. */
+  q->rb = OH;
+  int64_t planes = p->N * p->C;
+  double work = 2.0 * (double)planes * (double)p->out_plane * (double)p->ktot;
+  while (work > 2e6 && planes * ((OH + q->rb - 1) / q->rb) < 8 && q->rb > q->R) q->rb = (q->rb + 1) / 2;
+  q->nrb = (OH + q->rb - 1) / q->rb;
+}
+
+/* Lanes [0, lanes) of a VL-lane row segment starting at input column c0
+ * (any sign), reading only columns in [0, W): a constant mask. */
+static LLVMValueRef dw_load(hc_kb* kb, LLVMValueRef X, LLVMValueRef row, int64_t c0, int64_t W, unsigned vl) {
+  LLVMValueRef bits[64];
+  bool all = true, none = true;
+  for (unsigned l = 0; l < vl; ++l) {
+    bool ok = c0 + (int64_t)l >= 0 && c0 + (int64_t)l < W;
+    bits[l] = LLVMConstInt(kb->t_i1, ok, 0);
+    all &= ok;
+    none &= !ok;
+  }
+  LLVMTypeRef vt = hc_ukr_vtype(kb, HX_DTYPE_FLOAT32, vl);
+  if (none) return LLVMConstNull(vt);
+  LLVMValueRef p = hc_kb_gep(kb, HX_DTYPE_FLOAT32, X, hc_kb_iadd(kb, row, hc_kb_i64(kb, c0)));
+  if (all) {
+    LLVMValueRef v = LLVMBuildLoad2(kb->b, vt, p, "");
+    LLVMSetAlignment(v, 4);
+    return v;
+  }
+  const char* name = "llvm.masked.load";
+  unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+  LLVMTypeRef tys[2] = {vt, kb->t_ptr};
+  LLVMValueRef decl = LLVMGetIntrinsicDeclaration(kb->lc->mod, id, tys, 2);
+  LLVMTypeRef fty = LLVMIntrinsicGetType(kb->lc->llctx, id, tys, 2);
+  LLVMValueRef args[4] = {p, LLVMConstInt(kb->t_i32, 4, 0), LLVMConstVector(bits, vl), LLVMConstNull(vt)};
+  return LLVMBuildCall2(kb->b, fty, decl, args, 4, "");
+}
+
+/* Input columns (ow0 + l)*s + c for l < vl as one vector. */
+static LLVMValueRef dw_cols(hc_kb* kb, LLVMValueRef X, LLVMValueRef row, int64_t ow0, int64_t c, int64_t s, int64_t W,
+                            unsigned vl) {
+  if (s == 1) return dw_load(kb, X, row, ow0 + c, W, vl);
+  LLVMValueRef a = dw_load(kb, X, row, 2 * ow0 + c, W, vl);
+  LLVMValueRef b = dw_load(kb, X, row, 2 * ow0 + c + vl, W, vl);
+  LLVMValueRef idx[64];
+  for (unsigned l = 0; l < vl; ++l) idx[l] = LLVMConstInt(kb->t_i32, 2 * l, 0);
+  return LLVMBuildShuffleVector(kb->b, a, b, LLVMConstVector(idx, vl), "");
+}
+
+/* Task-invariant state of the depthwise kernel. */
+typedef struct dw_ctx {
+  cf_emit* e;
+  const cf_dw_plan* q;
+  LLVMValueRef nn, c, xplane, yplane, bias;
+  LLVMValueRef wv[49];   /* scalar weights */
+  LLVMValueRef ws[49];   /* their splats (rows whose taps are all inside) */
+  bool light;
+} dw_ctx;
+
+/* R output rows from oh0: taps, then the stores. `checked`: some tap rows
+ * may fall outside the image (border rows). */
+static void dw_step(dw_ctx* x, LLVMValueRef oh0, int R, bool checked) {
+  cf_emit* e = x->e;
+  const conv_plan* p = e->p;
+  hc_kb* kb = e->kb;
+  LLVMBuilderRef b = kb->b;
+  unsigned vl = e->vl;
+  int nseg = x->q->nseg;
+  int64_t OW = p->out[1], H = p->in[0], W = p->in[1], KH = p->k[0], KW = p->k[1], s = p->s[0];
+  int64_t pt = p->pb[0], pl = p->pb[1];
+  LLVMTypeRef vt = hc_ukr_vtype(kb, HX_DTYPE_FLOAT32, vl);
+  LLVMValueRef acc[24];
+  for (int i = 0; i < R * nseg; ++i) acc[i] = x->bias;
+  for (int r = 0; r < R; ++r) {
+    LLVMValueRef oh = hc_kb_iadd(kb, oh0, hc_kb_i64(kb, r));
+    for (int64_t kh = 0; kh < KH; ++kh) {
+      LLVMValueRef ih = hc_kb_iadd(kb, hc_kb_imul(kb, oh, hc_kb_i64(kb, s)), hc_kb_i64(kb, kh - pt));
+      LLVMValueRef inside = NULL;
+      if (checked) {
+        /* A row outside the image: clamped, its taps weigh zero. */
+        inside = LLVMBuildICmp(b, LLVMIntULT, ih, hc_kb_i64(kb, H), "");
+        ih = hc_kb_imin(kb, hc_kb_imax(kb, ih, hc_kb_i64(kb, 0)), hc_kb_i64(kb, H - 1));
+      }
+      LLVMValueRef row = hc_kb_iadd(kb, x->xplane, hc_kb_imul(kb, ih, hc_kb_i64(kb, W)));
+      for (int64_t kw = 0; kw < KW; ++kw) {
+        LLVMValueRef ws = x->ws[kh * KW + kw];
+        if (checked)
+          ws = hc_kb_splat(kb, LLVMBuildSelect(b, inside, x->wv[kh * KW + kw], LLVMConstReal(kb->t_f32, 0.0), ""), vl);
+        for (int j = 0; j < nseg; ++j) {
+          LLVMValueRef xv = dw_cols(kb, e->X, row, (int64_t)j * vl, kw - pl, s, W, vl);
+          LLVMValueRef args[3] = {ws, xv, acc[r * nseg + j]};
+          acc[r * nseg + j] = hc_kb_intrinsic(kb, "llvm.fma", vt, args, 3);
+        }
+      }
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    LLVMValueRef oh = hc_kb_iadd(kb, oh0, hc_kb_i64(kb, r));
+    LLVMValueRef yrow = hc_kb_imul(kb, oh, hc_kb_i64(kb, OW));
+    for (int j = 0; j < nseg; ++j) {
+      int64_t ow0 = (int64_t)j * vl;
+      unsigned valid = (unsigned)(OW - ow0 < (int64_t)vl ? OW - ow0 : (int64_t)vl);
+      LLVMValueRef sp = hc_kb_iadd(kb, yrow, hc_kb_i64(kb, ow0));
+      LLVMValueRef y = acc[r * nseg + j];
+      if (x->light) {
+        LLVMValueRef coord[3] = {x->nn, x->c, sp};
+        y = hc_epilogue_apply_vec(kb, &e->epi, y, coord, 2, valid);
+        hc_ukr_store(kb, HX_DTYPE_FLOAT32, e->Y, hc_kb_iadd(kb, x->yplane, sp), y, vl, valid);
+      } else {
+        hc_ukr_store(kb, HX_DTYPE_FLOAT32, e->tile, hc_kb_i64(kb, 0), y, vl, vl);
+        hc_loop el;
+        LLVMValueRef l = hc_loop_begin(kb, &el, hc_kb_i64(kb, 0), hc_kb_i64(kb, valid), "el");
+        LLVMValueRef v = LLVMBuildLoad2(b, kb->t_f32, LLVMBuildGEP2(b, kb->t_f32, e->tile, &l, 1, ""), "");
+        LLVMValueRef coord[3] = {x->nn, x->c, hc_kb_iadd(kb, sp, l)};
+        v = hc_epilogue_apply(kb, &e->epi, v, coord);
+        hc_kb_store(kb, HX_DTYPE_FLOAT32, e->Y, hc_kb_iadd(kb, x->yplane, hc_kb_iadd(kb, sp, l)), v);
+        hc_loop_end(kb, &el);
+      }
+    }
+  }
+}
+
+/* Rows [lo, hi): steps of R rows, then single rows. */
+static void dw_rows(dw_ctx* x, LLVMValueRef lo, LLVMValueRef hi, bool checked) {
+  hc_kb* kb = x->e->kb;
+  LLVMBuilderRef b = kb->b;
+  int R = x->q->R;
+  LLVMValueRef n = hc_kb_imul(kb, LLVMBuildUDiv(b, hc_kb_imax(kb, LLVMBuildSub(b, hi, lo, ""), hc_kb_i64(kb, 0)),
+                                                hc_kb_i64(kb, R), ""),
+                              hc_kb_i64(kb, R));
+  LLVMValueRef mid = hc_kb_iadd(kb, lo, n);
+  hc_loop rl;
+  LLVMValueRef oh0 = hc_loop_begin_step(kb, &rl, lo, mid, R, "dwrow");
+  dw_step(x, oh0, R, checked);
+  hc_loop_end(kb, &rl);
+  if (R > 1) {
+    hc_loop sl;
+    LLVMValueRef oh = hc_loop_begin(kb, &sl, mid, hi, "dwrow1");
+    dw_step(x, oh, 1, checked);
+    hc_loop_end(kb, &sl);
+  }
+}
+
+static hx_status_t emit_conv_depthwise(hc_lower_ctx* lc, cf_emit* e) {
+  const conv_plan* p = e->p;
+  hc_kb* kb = e->kb;
+  LLVMBuilderRef b = kb->b;
+  unsigned vl = e->vl;
+  cf_dw_plan q;
+  plan_dw(p, vl, &q);
+  int64_t OH = p->out[0], H = p->in[0], KH = p->k[0], KW = p->k[1], s = p->s[0], pt = p->pb[0];
+  dw_ctx x = {.e = e, .q = &q};
+  x.light = !e->epi.count || hc_epilogue_light(e->n);
+  if (!x.light) e->tile = hc_kb_alloca(kb, LLVMArrayType2(kb->t_f32, (uint64_t)vl), "tile");
+  LLVMTypeRef vt = hc_ukr_vtype(kb, HX_DTYPE_FLOAT32, vl);
+  hc_loop task;
+  LLVMValueRef t = hc_kb_task_loop_begin(kb, &task);
+  LLVMValueRef rbk = LLVMBuildURem(b, t, hc_kb_i64(kb, q.nrb), "");
+  LLVMValueRef plane = LLVMBuildUDiv(b, t, hc_kb_i64(kb, q.nrb), ""); /* n*C + c */
+  x.c = LLVMBuildURem(b, plane, hc_kb_i64(kb, p->C), "");
+  x.nn = LLVMBuildUDiv(b, plane, hc_kb_i64(kb, p->C), "");
+  x.xplane = hc_kb_imul(kb, plane, hc_kb_i64(kb, p->in_plane));
+  x.yplane = hc_kb_imul(kb, plane, hc_kb_i64(kb, p->out_plane));
+  LLVMValueRef wbase = hc_kb_imul(kb, x.c, hc_kb_i64(kb, p->ktot));
+  for (int64_t tp = 0; tp < KH * KW; ++tp) {
+    x.wv[tp] = hc_kb_load(kb, HX_DTYPE_FLOAT32, e->W, hc_kb_iadd(kb, wbase, hc_kb_i64(kb, tp)));
+    x.ws[tp] = hc_kb_splat(kb, x.wv[tp], vl);
+  }
+  x.bias = e->B ? hc_kb_splat(kb, hc_kb_load(kb, HX_DTYPE_FLOAT32, e->B, x.c), vl) : LLVMConstNull(vt);
+  LLVMValueRef r0 = hc_kb_imul(kb, rbk, hc_kb_i64(kb, q.rb));
+  LLVMValueRef r1 = hc_kb_imin(kb, hc_kb_iadd(kb, r0, hc_kb_i64(kb, q.rb)), hc_kb_i64(kb, OH));
+  /* Rows whose taps all lie inside the image: [ia, ib). */
+  int64_t ia = (pt + s - 1) / s, ib = H - KH + pt >= 0 ? (H - KH + pt) / s + 1 : 0;
+  if (ia > OH) ia = OH;
+  if (ib > OH) ib = OH;
+  if (ib < ia) ib = ia;
+  LLVMValueRef a = hc_kb_imin(kb, hc_kb_imax(kb, r0, hc_kb_i64(kb, ia)), r1);
+  LLVMValueRef z = hc_kb_imax(kb, hc_kb_imin(kb, r1, hc_kb_i64(kb, ib)), a);
+  dw_rows(&x, r0, a, true);
+  dw_rows(&x, a, z, false);
+  dw_rows(&x, z, r1, true);
+  hc_loop_end(kb, &task);
+  return HX_OK;
+}
+
+/* Task count of a fast kernel (the kernel must be opened with it). */
+static int64_t cf_tasks(const hc_lower_ctx* lc, const conv_plan* p, const flat_phase* P, int kind, unsigned vl) {
+  if (kind == CF_DEPTHWISE) {
+    cf_dw_plan q;
+    plan_dw(p, vl, &q);
+    return p->N * p->C * q.nrb;
+  }
+  if (kind == CF_PIXELS) {
+    cf_pix_plan q;
+    plan_pixels(lc, p, P, vl, &q);
+    return p->N * p->G * q.nmb * q.nfb;
+  }
+  cf_ch_plan q;
+  plan_channels(lc, p, vl, &q);
+  return p->N * p->G * q.ncb * q.nrb;
+}
+
+static hx_status_t lower_conv_fast(hc_lower_ctx* lc, hc_node* n, const conv_plan* p, int kind) {
+  if (kind == CF_GEMM) {
+    hc_mm_desc d;
+    conv_gemm_desc(n, p, &d);
+    return hc_gemm_emit(lc, n, &d);
+  }
+  flat_plan f;
+  HX_RETURN_IF_ERROR(flat_build(n, p, true, &f));
+  hx_status_t st = HX_OK;
+  cf_layout l;
+  cf_workspace_layout(n, p, &f, kind, &l);
+  bool packed = n->packed && n->packed->input == 1;
+  if (f.repack && kind != CF_DEPTHWISE) st = emit_repack(lc, n, p, &f);
+  if (st == HX_OK && kind == CF_CHANNELS && !packed) st = emit_pack_weights(lc, n, p, &l);
+  if (st != HX_OK) {
+    flat_free(&f);
+    return st;
+  }
+  unsigned vl = hc_ukr_lanes(lc, HX_DTYPE_FLOAT32);
+  cf_emit e = {.n = n, .p = p, .f = &f, .P = &f.phases[0], .vl = vl};
+  hc_kb kb;
+  st = hc_kb_begin(lc, n, NULL, cf_tasks(lc, p, e.P, kind, vl), &kb);
+  if (st != HX_OK) {
+    flat_free(&f);
+    return st;
+  }
+  e.kb = &kb;
+  hc_ukr_prefer_full_width(&kb);
+  e.X = hc_kb_ptr(&kb, n->inputs[0]);
+  if (kind == CF_CHANNELS && !packed)
+    e.W = LLVMBuildGEP2(kb.b, kb.t_i8, hc_kb_workspace(&kb), (LLVMValueRef[]){hc_kb_i64(&kb, (int64_t)l.panels)}, 1, "");
+  else
+    e.W = hc_kb_ptr(&kb, n->inputs[1]);
+  e.B = hc_input(n, 2) ? hc_kb_ptr(&kb, hc_input(n, 2)) : NULL;
+  e.Y = hc_kb_ptr(&kb, n->outputs[0]);
+  e.src = f.repack ? hc_kb_workspace(&kb) : e.X;
+  e.chan = f.repack ? f.nimg * f.PV : p->in_plane;
+  e.direct = p->nd == 1 || f.V[1] == p->out[1];
+  const int split[2] = {1, 2};
+  st = hc_epilogue_begin(&kb, n, split, &e.epi);
+  if (st == HX_OK)
+    st = kind == CF_PIXELS     ? emit_conv_pixels(lc, &e)
+         : kind == CF_CHANNELS ? emit_conv_channels(lc, &e)
+                               : emit_conv_depthwise(lc, &e);
+  if (st == HX_OK) {
+    double points = (double)p->N * (double)p->M * (double)p->out_plane;
+    double flops = 2.0 * points * (double)p->Cg * (double)p->ktot + points * hc_epilogue_flops_per_element(n);
+    double bytes = (double)(f.repack && kind != CF_DEPTHWISE ? (double)(p->N * p->C * f.nimg * f.PV) * 4.0
+                                                              : (double)hc_value_nbytes(n->inputs[0])) +
+                   (double)hc_value_nbytes(n->inputs[1]) + points * 4.0 + hc_epilogue_bytes(n);
+    hc_kb_end(&kb, flops, bytes);
+  }
+  flat_free(&f);
+  return st;
+}
+
+bool hc_conv_fast(const hc_node* n) {
+  if (n->op != &hc_op_conv) return false;
+  conv_plan p;
+  hx_status_t st = conv_setup(n, false, &p);
+  if (st != HX_OK) {
+    hx_status_free(st);
+    return false;
+  }
+  return conv_fast_kind(&p) != CF_NONE;
+}
+
+hx_status_t hc_conv_prepack(hc_graph* g, hc_node* n, bool* out_done) {
+  *out_done = false;
+  if (n->op != &hc_op_conv || n->packed) return HX_OK;
+  conv_plan p;
+  hx_status_t st = conv_setup(n, false, &p);
+  if (st != HX_OK) {
+    hx_status_free(st);
+    return HX_OK;
+  }
+  hc_value* w = n->inputs[1];
+  if (conv_fast_kind(&p) != CF_CHANNELS || w->kind != HC_VALUE_CONST || !w->data) return HX_OK;
+  int64_t pw = hc_pack_panel_width(p.dt), np = (p.Mg + pw - 1) / pw, K = p.Cg * p.ktot;
+  float* data = hc_graph_alloc_data(g, (size_t)(p.G * np * K * pw) * sizeof(float));
+  if (!data) return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory packing '%s'", w->name);
+  pack_conv_weights(w->data, &p, pw, data);
+  char name[256];
+  snprintf(name, sizeof name, "%s.panels%d", w->name, (int)pw);
+  int64_t dims[4] = {p.G, np, K, pw};
+  hc_value* pv;
+  HX_RETURN_IF_ERROR(hc_graph_add_value(g, name, p.dt, 4, dims, &pv));
+  pv->kind = HC_VALUE_CONST;
+  pv->data = data;
+  hc_packed_input* pk = hc_arena_alloc(&g->arena, sizeof *pk);
+  if (!pk) return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory packing '%s'", w->name);
+  pk->input = 1;
+  pk->layout = HC_PACK_PANELS;
+  pk->original = w;
+  n->packed = pk;
+  n->inputs[1] = pv;
+  *out_done = true;
+  return HX_OK;
+}
+
 static hx_status_t lower_conv_common(hc_lower_ctx* lc, hc_node* n, bool transpose) {
   conv_plan p;
   HX_RETURN_IF_ERROR(conv_setup(n, transpose, &p));
+  int kind = conv_fast_kind(&p);
+  if (kind != CF_NONE) return lower_conv_fast(lc, n, &p, kind);
   flat_plan f;
   hx_status_t st = flat_build(n, &p, true, &f);
   if (st == HX_OK && f.repack && !conv_blocks(&p, &f).local && p.N * p.C > 0) st = emit_repack(lc, n, &p, &f);
@@ -940,7 +2100,16 @@ static uint64_t conv_workspace_common(const hc_node* n, bool transpose) {
   hx_status_t st = conv_setup(n, transpose, &p);
   if (st == HX_OK) st = flat_build(n, &p, false, &f);
   uint64_t bytes = 0;
-  if (st == HX_OK && f.repack && !conv_blocks(&p, &f).local)
+  int kind = st == HX_OK ? conv_fast_kind(&p) : CF_NONE;
+  if (kind == CF_GEMM) {
+    hc_mm_desc d;
+    conv_gemm_desc(n, &p, &d);
+    bytes = hc_gemm_workspace(&d);
+  } else if (kind != CF_NONE) {
+    cf_layout l;
+    cf_workspace_layout(n, &p, &f, kind, &l);
+    bytes = l.total;
+  } else if (st == HX_OK && f.repack && !conv_blocks(&p, &f).local)
     bytes = (uint64_t)(p.N * p.C * f.nimg * f.PV) * hx_dtype_size(copy_dtype(p.dt));
   if (st == HX_OK) flat_free(&f);
   hx_status_free(st); /* infer reports the problem */

@@ -22,10 +22,16 @@
  * the tile. Shapes are static, so ragged edges are compile-time constants
  * and the micro-kernels are emitted once per row count they can meet.
  */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "compiler/backend/target.h"
+#include "compiler/codegen/epilogue.h"
+#include "compiler/ops/gemm_internal.h"
+#include "compiler/ops/gemm_microkernel.h"
 #include "compiler/ops/op.h"
+#include "compiler/ops/prepack.h"
 
 /* Rows per tile; 6 rows x 2 vectors keeps 12 accumulators in registers on
  * AVX2 (16 registers) and leaves room on AVX-512. */
@@ -47,18 +53,14 @@
 #define MM_DOT_NB 16
 
 /* A (batched) product Y[b] = alpha * A[b] x B[b] + beta * C, all shapes static. */
-typedef struct mm_desc {
-  hx_dtype_t dt; /* A, B, C and Y element type */
-  const hc_value *a, *b, *c, *y;
-  int64_t M, N, K;
-  int64_t a_sm, a_sk, b_sk, b_sn; /* element strides inside one matrix */
-  int batch_rank;
-  int64_t batch_dims[HC_MAX_RANK];
-  int64_t a_bs[HC_MAX_RANK], b_bs[HC_MAX_RANK]; /* batch strides, 0 = broadcast */
-  int64_t batch;
-  double alpha, beta;
-  int64_t c_sm, c_sn; /* C strides over (M, N), 0 = broadcast */
-} mm_desc;
+typedef hc_mm_desc mm_desc;
+
+/* Input i as the op sees it: the unpacked original of a pre-packed input. */
+static const hc_value* weight_input(const hc_node* n, int i) {
+  return n->packed && n->packed->input == i ? n->packed->original : n->inputs[i];
+}
+
+extern const hc_op_desc hc_op_gemm, hc_op_matmul;
 
 /* Kernel-time state shared by the emitters of one kernel. */
 typedef struct mm_emit {
@@ -73,6 +75,8 @@ typedef struct mm_emit {
   LLVMValueRef pa, pb, pc, py;
   LLVMValueRef a_off, b_off, y_off; /* batch offsets in elements */
   LLVMValueRef tile;                /* [rows * nb] compute-type buffer */
+  LLVMValueRef bi;                  /* batch index of the task */
+  hc_epilogue epi;                  /* fused element-wise ops */
 } mm_emit;
 
 /* ---- small IR helpers ---------------------------------------------------- */
@@ -326,6 +330,26 @@ static void emit_generic(mm_emit* e, int64_t rows, LLVMValueRef m0, LLVMValueRef
   for (int64_t k = kmain; k < d->K; ++k) emit_generic_step(e, 1, rows, m0, n0, cols, i64c(e, k));
 }
 
+/* Epilogue coordinates (batch, row, column) of output element (m, n) of
+ * batch bi; with the batch folded into the rows, m is split back. */
+static void epilogue_coords(hc_kb* kb, const mm_desc* d, LLVMValueRef bi, LLVMValueRef m, LLVMValueRef n,
+                            LLVMValueRef* coord) {
+  if (d->fold_m) {
+    coord[0] = LLVMBuildUDiv(kb->b, m, hc_kb_i64(kb, d->fold_m), "");
+    coord[1] = LLVMBuildURem(kb->b, m, hc_kb_i64(kb, d->fold_m), "");
+  } else {
+    coord[0] = bi;
+    coord[1] = m;
+  }
+  coord[2] = n;
+}
+
+/* Dimension groups of Y for the epilogue: [batch...], [M], [N]. */
+static void epilogue_split(const mm_desc* d, int* split) {
+  split[0] = d->has_split ? d->split[0] : d->out_rank - 2;
+  split[1] = d->has_split ? d->split[1] : d->out_rank - 1;
+}
+
 /* Y = alpha * tile + beta * C for rows x cols of the tile at (m0, n0). */
 static void emit_epilogue(mm_emit* e, int64_t rows, LLVMValueRef m0, LLVMValueRef n0, int64_t cols) {
   hc_kb* kb = e->kb;
@@ -356,6 +380,11 @@ static void emit_epilogue(mm_emit* e, int64_t rows, LLVMValueRef m0, LLVMValueRe
     if (d->alpha != 1.0) v = hc_kb_mul(kb, d->dt, v, hc_kb_const(kb, d->dt, d->alpha));
     if (use_c)
       v = d->beta == 1.0 ? hc_kb_add(kb, d->dt, v, cv) : hc_kb_fma(kb, d->dt, cv, hc_kb_const(kb, d->dt, d->beta), v);
+  }
+  if (e->epi.count) {
+    LLVMValueRef coord[3];
+    epilogue_coords(kb, d, e->bi, m, n, coord);
+    v = hc_epilogue_apply(kb, &e->epi, v, coord);
   }
   store_elem(kb, d->dt, e->py, hc_kb_iadd(kb, y_row, n), v);
   hc_loop_end(kb, &jl);
@@ -425,6 +454,9 @@ static hx_status_t emit_matmul(hc_lower_ctx* lc, const hc_node* n, const mm_desc
   HX_RETURN_IF_ERROR(hc_kb_begin(lc, n, NULL, tasks, &kb));
   mm_emit e = {.kb = &kb, .d = d, .ct = ct, .t = hc_kb_compute_type(&kb, ct), .vw = vw,
                .cbytes = (unsigned)cbytes, .nv = nv, .nb = nb};
+  int split[2];
+  epilogue_split(d, split);
+  HX_RETURN_IF_ERROR(hc_epilogue_begin(&kb, n, split, &e.epi));
   e.pa = hc_kb_ptr(&kb, d->a);
   e.pb = hc_kb_ptr(&kb, d->b);
   e.pc = d->c ? hc_kb_ptr(&kb, d->c) : NULL;
@@ -448,6 +480,7 @@ static hx_status_t emit_matmul(hc_lower_ctx* lc, const hc_node* n, const mm_desc
     e.b_off = hc_kb_iadd(&kb, e.b_off, imul_c(&e, idx, d->b_bs[k]));
   }
   e.y_off = imul_c(&e, bi, d->M * d->N);
+  e.bi = bi;
   LLVMValueRef m0 = imul_c(&e, rb, MM_MR);
 
   int64_t full_rb = d->M / MM_MR, rem_rows = d->M % MM_MR;
@@ -471,13 +504,551 @@ static hx_status_t emit_matmul(hc_lower_ctx* lc, const hc_node* n, const mm_desc
   return HX_OK;
 }
 
+/* ---- the register-tiled fast path (float32) ---------------------------------
+ *
+ * BLIS structure over the micro-kernel of gemm_microkernel.h: the output is
+ * cut into blocks of MC rows x NC columns, one task each (times the batch);
+ * inside a task the reduction is split into KC-long slices, and for every
+ * slice each NR-wide panel of B (vectors) is swept over every MR-row tile of
+ * A (broadcasts), so the B micro-panel stays in L1 while the A rows stream
+ * from L2. B is read from HC_PACK_PANELS panels: packed at compile time when
+ * it is a constant (pack-weights pass), packed by a "packb" kernel into the
+ * workspace when it is a large run-time tensor, or read in place (row-major,
+ * small or single-tile products). A is always read in place (its broadcasts
+ * touch MR rows, one cache line per 16 steps each). Partial sums of a split
+ * reduction live in Y; the last slice applies alpha, beta*C and the fused
+ * ops. */
+
+enum { B_DIRECT, B_PACKED, B_WORKSPACE };
+
+/* Tile and blocking of one fast product. */
+typedef struct fast_plan {
+  unsigned vl;
+  int mr, nv;
+  int64_t nr, kc, mc, nc; /* nr = nv*vl; mc, nc multiples of mr, nr */
+  int64_t nmb, nnb, nkb;
+  int b_mode;
+  int64_t pw, panels;     /* panel width and panels per B matrix (packed modes) */
+  int64_t nbmat;          /* distinct B matrices (batch) */
+} fast_plan;
+
+
+/* Rows of A that one B element meets: more than a few tiles make packing
+ * B pay off. */
+static int64_t total_rows(const mm_desc* d) { return d->M * (d->batch > 0 ? d->batch : 1); }
+
+/* B is read in place when it is small (fits L1/L2 comfortably) or meets
+ * too few rows of A to amortise a copy; otherwise it is packed. Decided from
+ * shapes only (the workspace size must not depend on the target). */
+static int b_mode_of(const mm_desc* d) {
+  if (d->b_packed) return B_PACKED;
+  if (d->b_sn == 1 && (d->direct_b || d->K * d->N <= 16384 || total_rows(d) <= 16)) return B_DIRECT;
+  return B_WORKSPACE;
+}
+
+static int64_t nb_matrices(const mm_desc* d) {
+  int64_t n = 1;
+  for (int i = 0; i < d->batch_rank; ++i)
+    if (d->b_bs[i]) n *= d->batch_dims[i];
+  return n;
+}
+
+static void plan_fast(const hc_lower_ctx* lc, const mm_desc* d, fast_plan* p) {
+  memset(p, 0, sizeof *p);
+  p->vl = hc_ukr_lanes(lc, d->dt);
+  int regs = hc_ukr_registers(lc);
+  int max_acc = regs == 32 ? 28 : 12;
+  p->b_mode = b_mode_of(d);
+  p->pw = hc_pack_panel_width(d->dt);
+  int64_t nvec = (d->N + p->vl - 1) / p->vl;
+  int mr = regs == 32 ? 6 : 6, nv = regs == 32 ? 4 : 2;
+  if (nv > nvec) nv = (int)nvec;
+  if (p->b_mode != B_DIRECT) {
+    /* Tiles cover whole panels: nv*vl a multiple of the panel width. */
+    int per = (int)(p->pw / p->vl) > 0 ? (int)(p->pw / p->vl) : 1;
+    nv = (nv + per - 1) / per * per;
+  }
+  if (nv < 1) nv = 1;
+  if (nv > HC_UKR_MAX_NV) nv = HC_UKR_MAX_NV;
+  if (mr * nv > max_acc) mr = max_acc / nv;
+  if (d->M * (d->fold_m ? 1 : 1) < mr) {
+    mr = (int)d->M;
+    /* Few rows: widen the tile so enough FMAs are independent. */
+    int per = p->b_mode != B_DIRECT && p->pw > p->vl ? (int)(p->pw / p->vl) : 1;
+    int want = max_acc / mr;
+    if (want > HC_UKR_MAX_NV) want = HC_UKR_MAX_NV;
+    want = want / per * per;
+    int64_t cap = (nvec + per - 1) / per * per;
+    if (want > cap) want = (int)cap;
+    if (want > nv) nv = want;
+  } else if (mr * nv < max_acc && nv >= nvec) {
+    /* Narrow B: taller tiles instead. */
+    mr = max_acc / nv;
+    if (mr > 14) mr = 14;
+    if (mr > d->M) mr = (int)d->M;
+  }
+  if (mr < 1) mr = 1;
+  p->mr = mr;
+  p->nv = nv;
+  p->nr = (int64_t)nv * p->vl;
+  /* KC: the B micro-panel (kc x nr) takes about half of L1. */
+  int64_t kc = 20480 / (p->nr * 4);
+  if (kc < 64) kc = 64;
+  if (kc > 512) kc = 512;
+  if (d->K <= kc + kc / 2) kc = d->K;
+  p->kc = kc;
+  p->nkb = (d->K + kc - 1) / kc;
+  int64_t mt = (d->M + mr - 1) / mr, nt = (d->N + p->nr - 1) / p->nr;
+  /* MC x NC blocks (about 96 x 512): a block of A stays in L2 while the
+   * block's B panels sweep it. */
+  int64_t mct = 96 / mr, nct = 512 / p->nr;
+  if (mct < 1) mct = 1;
+  if (nct < 1) nct = 1;
+  if (mct > mt) mct = mt;
+  if (nct > nt) nct = nt;
+  /* At least 8 tasks where the product is big enough to share. */
+  double work = 2.0 * (double)d->M * (double)d->N * (double)d->K * (double)d->batch;
+  int want_tasks = work > 4e6 ? 8 : work > 1e6 ? 4 : 1;
+  while (d->batch * ((mt + mct - 1) / mct) * ((nt + nct - 1) / nct) < want_tasks && (mct > 1 || nct > 1)) {
+    if (mct * mr >= nct * p->nr && mct > 1)
+      mct = (mct + 1) / 2;
+    else if (nct > 1)
+      nct = (nct + 1) / 2;
+    else
+      mct = (mct + 1) / 2;
+  }
+  p->mc = mct * mr;
+  p->nc = nct * p->nr;
+  p->nmb = (d->M + p->mc - 1) / p->mc;
+  p->nnb = (d->N + p->nc - 1) / p->nc;
+  p->panels = (d->N + p->pw - 1) / p->pw;
+  p->nbmat = nb_matrices(d);
+}
+
+/* Packs B (K x N with strides b_sk, b_sn, nbmat matrices of b_mat elements)
+ * into [nbmat][panels][K][pw] panels, zero beyond N. */
+static void pack_panels_f32(const float* b, int64_t nbmat, int64_t bmat, int64_t K, int64_t N, int64_t b_sk,
+                            int64_t b_sn, int64_t pw, float* out) {
+  int64_t panels = (N + pw - 1) / pw;
+  for (int64_t m = 0; m < nbmat; ++m)
+    for (int64_t p = 0; p < panels; ++p)
+      for (int64_t k = 0; k < K; ++k)
+        for (int64_t j = 0; j < pw; ++j) {
+          int64_t n = p * pw + j;
+          out[((m * panels + p) * K + k) * pw + j] = n < N ? b[m * bmat + k * b_sk + n * b_sn] : 0.0f;
+        }
+}
+
+/* The run-time version of pack_panels_f32: one task per panel. Rows of B
+ * (b_sn == 1) are copied a vector at a time (masked in the last panel);
+ * other layouts element by element. */
+static hx_status_t emit_pack_b(hc_lower_ctx* lc, const hc_node* n, const mm_desc* d, const fast_plan* p) {
+  hc_kb kb;
+  HX_RETURN_IF_ERROR(hc_kb_begin(lc, n, "packb", p->nbmat * p->panels, &kb));
+  LLVMValueRef B = hc_kb_ptr(&kb, d->b), WS = hc_kb_workspace(&kb);
+  hc_loop task, kl, jl;
+  LLVMValueRef t = hc_kb_task_loop_begin(&kb, &task);
+  LLVMValueRef m = LLVMBuildUDiv(kb.b, t, hc_kb_i64(&kb, p->panels), "");
+  LLVMValueRef pn = LLVMBuildURem(kb.b, t, hc_kb_i64(&kb, p->panels), "");
+  LLVMValueRef n0 = hc_kb_imul(&kb, pn, hc_kb_i64(&kb, p->pw));
+  LLVMValueRef src = hc_kb_iadd(&kb, hc_kb_imul(&kb, m, hc_kb_i64(&kb, d->K * d->N)), hc_kb_imul(&kb, n0, hc_kb_i64(&kb, d->b_sn)));
+  LLVMValueRef dst = hc_kb_imul(&kb, t, hc_kb_i64(&kb, d->K * p->pw));
+  if (d->b_sn == 1) {
+    int64_t full = d->N / p->pw, tail = d->N % p->pw;
+    for (int part = 0; part < 2; ++part) {
+      int64_t width = part == 0 ? p->pw : tail;
+      if (width == 0 || (part == 0 && full == 0)) continue;
+      hc_if g;
+      bool guarded = part == 0 ? tail != 0 : full != 0;
+      if (guarded)
+        hc_if_begin(&kb, &g, LLVMBuildICmp(kb.b, part == 0 ? LLVMIntSLT : LLVMIntSGE, pn, hc_kb_i64(&kb, full), ""));
+      LLVMValueRef k = hc_loop_begin(&kb, &kl, hc_kb_i64(&kb, 0), hc_kb_i64(&kb, d->K), "k");
+      LLVMValueRef srow = hc_kb_iadd(&kb, src, hc_kb_imul(&kb, k, hc_kb_i64(&kb, d->b_sk)));
+      LLVMValueRef drow = hc_kb_iadd(&kb, dst, hc_kb_imul(&kb, k, hc_kb_i64(&kb, p->pw)));
+      for (int64_t c = 0; c < p->pw; c += 16) {
+        int64_t valid = width - c < 0 ? 0 : width - c > 16 ? 16 : width - c;
+        LLVMValueRef v = valid ? hc_ukr_load(&kb, d->dt, B, hc_kb_iadd(&kb, srow, hc_kb_i64(&kb, c)), 16, (unsigned)valid)
+                               : LLVMConstNull(hc_ukr_vtype(&kb, d->dt, 16));
+        hc_ukr_store(&kb, d->dt, WS, hc_kb_iadd(&kb, drow, hc_kb_i64(&kb, c)), v, 16, 16);
+      }
+      hc_loop_end(&kb, &kl);
+      if (guarded) hc_if_end(&kb, &g);
+    }
+  } else {
+    LLVMValueRef width = hc_kb_imin(&kb, hc_kb_i64(&kb, p->pw), LLVMBuildSub(kb.b, hc_kb_i64(&kb, d->N), n0, ""));
+    LLVMValueRef k = hc_loop_begin(&kb, &kl, hc_kb_i64(&kb, 0), hc_kb_i64(&kb, d->K), "k");
+    LLVMValueRef srow = hc_kb_iadd(&kb, src, hc_kb_imul(&kb, k, hc_kb_i64(&kb, d->b_sk)));
+    LLVMValueRef drow = hc_kb_iadd(&kb, dst, hc_kb_imul(&kb, k, hc_kb_i64(&kb, p->pw)));
+    LLVMValueRef j = hc_loop_begin(&kb, &jl, hc_kb_i64(&kb, 0), hc_kb_i64(&kb, p->pw), "j");
+    LLVMValueRef inb = LLVMBuildICmp(kb.b, LLVMIntSLT, j, width, "");
+    LLVMValueRef jj = hc_kb_imin(&kb, j, LLVMBuildSub(kb.b, width, hc_kb_i64(&kb, 1), ""));
+    LLVMValueRef v = hc_kb_load(&kb, d->dt, B, hc_kb_iadd(&kb, srow, hc_kb_imul(&kb, jj, hc_kb_i64(&kb, d->b_sn))));
+    v = LLVMBuildSelect(kb.b, inb, v, hc_kb_const(&kb, d->dt, 0), "");
+    hc_kb_store(&kb, d->dt, WS, hc_kb_iadd(&kb, drow, j), v);
+    hc_loop_end(&kb, &jl);
+    hc_loop_end(&kb, &kl);
+  }
+  hc_loop_end(&kb, &task);
+  hc_kb_end(&kb, 0, (double)hc_value_nbytes(d->b) + (double)(p->nbmat * p->panels * d->K * p->pw) * 4.0);
+  return HX_OK;
+}
+
+/* Kernel-time state of the fast product. */
+typedef struct fast_emit {
+  hc_kb* kb;
+  const mm_desc* d;
+  const fast_plan* p;
+  LLVMValueRef pa, pb, pc, py;
+  LLVMValueRef a_off, b_off, y_off, bi; /* per task */
+  LLVMValueRef tile;                    /* [mr * nr] float stack buffer (fused epilogue) */
+  hc_epilogue epi;
+  bool scalar_epilogue;
+  bool c_seeds;                         /* C starts the accumulators (one slice, alpha = beta = 1) */
+} fast_emit;
+
+/* Final values of a tile: alpha, beta*C, then the fused ops, stored to Y.
+ * rows x (cols) at (m, n); acc[i*nv + v]. */
+static void fast_store_final(fast_emit* e, int rows, int nv, unsigned lanes, LLVMValueRef m, LLVMValueRef n,
+                             LLVMValueRef* acc) {
+  hc_kb* kb = e->kb;
+  const mm_desc* d = e->d;
+  const fast_plan* p = e->p;
+  unsigned vl = p->vl;
+  LLVMTypeRef vt = hc_ukr_vtype(kb, d->dt, vl);
+  bool use_c = d->c && d->beta != 0.0 && !e->c_seeds;
+  for (int i = 0; i < rows; ++i) {
+    LLVMValueRef mi = hc_kb_iadd(kb, m, hc_kb_i64(kb, i));
+    LLVMValueRef yrow = hc_kb_iadd(kb, e->y_off, hc_kb_iadd(kb, hc_kb_imul(kb, mi, hc_kb_i64(kb, d->N)), n));
+    LLVMValueRef crow = use_c ? hc_kb_imul(kb, mi, hc_kb_i64(kb, d->c_sm)) : NULL;
+    LLVMValueRef cs = NULL;
+    if (use_c && d->c_sn == 0) cs = hc_kb_splat(kb, hc_kb_load(kb, d->dt, e->pc, crow), vl);
+    for (int v = 0; v < nv; ++v) {
+      unsigned valid = v == nv - 1 ? lanes : vl;
+      LLVMValueRef x = acc[i * nv + v];
+      if (d->alpha != 1.0) x = LLVMBuildFMul(kb->b, x, hc_kb_splat(kb, LLVMConstReal(kb->t_f32, d->alpha), vl), "");
+      if (use_c) {
+        LLVMValueRef cv = cs;
+        if (!cv) {
+          LLVMValueRef ci = hc_kb_iadd(kb, crow, hc_kb_iadd(kb, n, hc_kb_i64(kb, (int64_t)v * vl)));
+          cv = hc_ukr_load(kb, d->dt, e->pc, ci, vl, valid);
+        }
+        if (d->beta != 1.0) cv = LLVMBuildFMul(kb->b, cv, hc_kb_splat(kb, LLVMConstReal(kb->t_f32, d->beta), vl), "");
+        x = LLVMBuildFAdd(kb->b, x, cv, "");
+      }
+      if (e->epi.count && !e->scalar_epilogue) {
+        LLVMValueRef coord[3];
+        epilogue_coords(kb, d, e->bi, mi, hc_kb_iadd(kb, n, hc_kb_i64(kb, (int64_t)v * vl)), coord);
+        x = hc_epilogue_apply_vec(kb, &e->epi, x, coord, 2, valid);
+      }
+      if (e->scalar_epilogue) {
+        LLVMValueRef idx = hc_kb_i64(kb, (int64_t)i * p->nr + (int64_t)v * vl);
+        LLVMValueRef st = LLVMBuildStore(kb->b, x, LLVMBuildGEP2(kb->b, kb->t_f32, e->tile, &idx, 1, ""));
+        LLVMSetAlignment(st, 4);
+      } else {
+        hc_ukr_store(kb, d->dt, e->py, hc_kb_iadd(kb, yrow, hc_kb_i64(kb, (int64_t)v * vl)), x, vl, valid);
+      }
+    }
+  }
+  (void)vt;
+  if (!e->scalar_epilogue) return;
+  /* Fused ops element by element over the tile (a loop LLVM vectorises). */
+  int64_t cols = (int64_t)(nv - 1) * vl + lanes;
+  hc_loop rl, cl;
+  LLVMValueRef r = hc_loop_begin(kb, &rl, hc_kb_i64(kb, 0), hc_kb_i64(kb, rows), "er");
+  LLVMValueRef mi = hc_kb_iadd(kb, m, r);
+  LLVMValueRef yrow = hc_kb_iadd(kb, e->y_off, hc_kb_iadd(kb, hc_kb_imul(kb, mi, hc_kb_i64(kb, d->N)), n));
+  LLVMValueRef trow = hc_kb_imul(kb, r, hc_kb_i64(kb, p->nr));
+  LLVMValueRef c = hc_loop_begin(kb, &cl, hc_kb_i64(kb, 0), hc_kb_i64(kb, cols), "ec");
+  LLVMValueRef ti = hc_kb_iadd(kb, trow, c);
+  LLVMValueRef x = LLVMBuildLoad2(kb->b, kb->t_f32, LLVMBuildGEP2(kb->b, kb->t_f32, e->tile, &ti, 1, ""), "");
+  LLVMValueRef coord[3];
+  epilogue_coords(kb, d, e->bi, mi, hc_kb_iadd(kb, n, c), coord);
+  x = hc_epilogue_apply(kb, &e->epi, x, coord);
+  hc_kb_store(kb, d->dt, e->py, hc_kb_iadd(kb, yrow, c), x);
+  hc_loop_end(kb, &cl);
+  hc_loop_end(kb, &rl);
+}
+
+/* One tile: rows x (nv vectors, the last with `lanes` lanes) at (m, n) of
+ * the reduction slice [k0, k0 + kcur); first/last: runtime i1 (or NULL when
+ * the reduction is not split). */
+static void fast_tile(fast_emit* e, int rows, int nv, unsigned lanes, LLVMValueRef m, LLVMValueRef n, LLVMValueRef k0,
+                      LLVMValueRef kcur, LLVMValueRef first, LLVMValueRef last) {
+  hc_kb* kb = e->kb;
+  const mm_desc* d = e->d;
+  const fast_plan* p = e->p;
+  unsigned vl = p->vl;
+  hc_ukr u;
+  memset(&u, 0, sizeof u);
+  u.dt = d->dt;
+  u.mr = rows;
+  u.nv = nv;
+  u.vl = vl;
+  u.a = e->pa;
+  u.b = e->pb;
+  u.outer = kcur;
+  u.nterms = 1;
+  u.a_base = hc_kb_iadd(kb, e->a_off, hc_kb_iadd(kb, hc_kb_imul(kb, m, hc_kb_i64(kb, d->a_sm)), hc_kb_imul(kb, k0, hc_kb_i64(kb, d->a_sk))));
+  u.a_outer = d->a_sk;
+  for (int i = 0; i < rows; ++i) u.a_row[i] = (int64_t)i * d->a_sm;
+  if (p->b_mode == B_DIRECT) {
+    u.b_base = hc_kb_iadd(kb, e->b_off, hc_kb_iadd(kb, n, hc_kb_imul(kb, k0, hc_kb_i64(kb, d->b_sk))));
+    u.b_outer = d->b_sk;
+    for (int v = 0; v < nv; ++v) u.b_vec[v] = (int64_t)v * vl;
+    u.last_lanes = lanes;
+  } else {
+    /* Panel n/pw of this B matrix, row k0. */
+    LLVMValueRef panel = LLVMBuildUDiv(kb->b, n, hc_kb_i64(kb, p->pw), "");
+    u.b_base = hc_kb_iadd(kb, e->b_off,
+                          hc_kb_iadd(kb, hc_kb_imul(kb, panel, hc_kb_i64(kb, d->K * p->pw)), hc_kb_imul(kb, k0, hc_kb_i64(kb, p->pw))));
+    u.b_outer = p->pw;
+    for (int v = 0; v < nv; ++v) {
+      int64_t col = (int64_t)v * vl;
+      u.b_vec[v] = col / p->pw * d->K * p->pw + col % p->pw;
+    }
+    u.last_lanes = vl; /* panels are zero-padded */
+  }
+  LLVMValueRef acc[HC_UKR_MAX_MR * HC_UKR_MAX_NV] = {0};
+  if (e->c_seeds) {
+    /* The accumulators start from C (a bias): no add when storing. */
+    for (int i = 0; i < rows; ++i) {
+      LLVMValueRef crow = hc_kb_imul(kb, hc_kb_iadd(kb, m, hc_kb_i64(kb, i)), hc_kb_i64(kb, d->c_sm));
+      LLVMValueRef cs = d->c_sn == 0 ? hc_kb_splat(kb, hc_kb_load(kb, d->dt, e->pc, crow), vl) : NULL;
+      for (int v = 0; v < nv; ++v)
+        acc[i * nv + v] = cs ? cs
+                             : hc_ukr_load(kb, d->dt, e->pc, hc_kb_iadd(kb, crow, hc_kb_iadd(kb, n, hc_kb_i64(kb, (int64_t)v * vl))), vl,
+                                           v == nv - 1 ? lanes : vl);
+    }
+  }
+  hc_ukr_emit(kb, &u, acc);
+  if (!first) {
+    fast_store_final(e, rows, nv, lanes, m, n, acc);
+    return;
+  }
+  /* Split reduction: add the partial sums so far, then either park the
+   * result in Y or finish it. */
+  LLVMBasicBlockRef cur = LLVMGetInsertBlock(kb->b);
+  LLVMBasicBlockRef addbb = LLVMAppendBasicBlockInContext(kb->lc->llctx, kb->fn, "partial");
+  LLVMBasicBlockRef joinbb = LLVMAppendBasicBlockInContext(kb->lc->llctx, kb->fn, "joined");
+  LLVMBuildCondBr(kb->b, first, joinbb, addbb);
+  LLVMPositionBuilderAtEnd(kb->b, addbb);
+  LLVMValueRef added[HC_UKR_MAX_MR * HC_UKR_MAX_NV];
+  for (int i = 0; i < rows; ++i) {
+    LLVMValueRef yrow = hc_kb_iadd(kb, e->y_off, hc_kb_iadd(kb, hc_kb_imul(kb, hc_kb_iadd(kb, m, hc_kb_i64(kb, i)), hc_kb_i64(kb, d->N)), n));
+    for (int v = 0; v < nv; ++v) {
+      unsigned valid = v == nv - 1 ? lanes : vl;
+      LLVMValueRef y = hc_ukr_load(kb, d->dt, e->py, hc_kb_iadd(kb, yrow, hc_kb_i64(kb, (int64_t)v * vl)), vl, valid);
+      added[i * nv + v] = LLVMBuildFAdd(kb->b, acc[i * nv + v], y, "");
+    }
+  }
+  LLVMBasicBlockRef addend = LLVMGetInsertBlock(kb->b);
+  LLVMBuildBr(kb->b, joinbb);
+  LLVMPositionBuilderAtEnd(kb->b, joinbb);
+  LLVMTypeRef vt = hc_ukr_vtype(kb, d->dt, vl);
+  for (int i = 0; i < rows * nv; ++i) {
+    LLVMValueRef ph = LLVMBuildPhi(kb->b, vt, "");
+    LLVMValueRef in[2] = {acc[i], added[i]};
+    LLVMBasicBlockRef from[2] = {cur, addend};
+    LLVMAddIncoming(ph, in, from, 2);
+    acc[i] = ph;
+  }
+  hc_if fin;
+  LLVMBasicBlockRef parkbb = LLVMAppendBasicBlockInContext(kb->lc->llctx, kb->fn, "park");
+  LLVMBasicBlockRef finbb = LLVMAppendBasicBlockInContext(kb->lc->llctx, kb->fn, "final");
+  LLVMBasicBlockRef endbb = LLVMAppendBasicBlockInContext(kb->lc->llctx, kb->fn, "tile_end");
+  (void)fin;
+  LLVMBuildCondBr(kb->b, last, finbb, parkbb);
+  LLVMPositionBuilderAtEnd(kb->b, parkbb);
+  for (int i = 0; i < rows; ++i) {
+    LLVMValueRef yrow = hc_kb_iadd(kb, e->y_off, hc_kb_iadd(kb, hc_kb_imul(kb, hc_kb_iadd(kb, m, hc_kb_i64(kb, i)), hc_kb_i64(kb, d->N)), n));
+    for (int v = 0; v < nv; ++v) {
+      unsigned valid = v == nv - 1 ? lanes : vl;
+      hc_ukr_store(kb, d->dt, e->py, hc_kb_iadd(kb, yrow, hc_kb_i64(kb, (int64_t)v * vl)), acc[i * nv + v], vl, valid);
+    }
+  }
+  LLVMBuildBr(kb->b, endbb);
+  LLVMPositionBuilderAtEnd(kb->b, finbb);
+  fast_store_final(e, rows, nv, lanes, m, n, acc);
+  LLVMBuildBr(kb->b, endbb);
+  LLVMPositionBuilderAtEnd(kb->b, endbb);
+}
+
+/* All row tiles of one column panel: full tiles, then the ragged one when
+ * this block holds the last rows. */
+static void fast_panel(fast_emit* e, int nv, unsigned lanes, LLVMValueRef mb, LLVMValueRef n, LLVMValueRef k0,
+                       LLVMValueRef kcur, LLVMValueRef first, LLVMValueRef last) {
+  hc_kb* kb = e->kb;
+  const mm_desc* d = e->d;
+  const fast_plan* p = e->p;
+  LLVMValueRef m0 = hc_kb_imul(kb, mb, hc_kb_i64(kb, p->mc));
+  int64_t last_rows = d->M - (p->nmb - 1) * p->mc;
+  LLVMValueRef is_last = LLVMBuildICmp(kb->b, LLVMIntEQ, mb, hc_kb_i64(kb, p->nmb - 1), "");
+  LLVMValueRef ntiles = LLVMBuildSelect(kb->b, is_last, hc_kb_i64(kb, last_rows / p->mr), hc_kb_i64(kb, p->mc / p->mr), "");
+  hc_loop tl;
+  LLVMValueRef ti = hc_loop_begin(kb, &tl, hc_kb_i64(kb, 0), ntiles, "tile");
+  fast_tile(e, p->mr, nv, lanes, hc_kb_iadd(kb, m0, hc_kb_imul(kb, ti, hc_kb_i64(kb, p->mr))), n, k0, kcur, first, last);
+  hc_loop_end(kb, &tl);
+  int rem = (int)(last_rows % p->mr);
+  if (rem) {
+    hc_if g;
+    hc_if_begin(kb, &g, is_last);
+    fast_tile(e, rem, nv, lanes, hc_kb_iadd(kb, m0, hc_kb_i64(kb, last_rows - rem)), n, k0, kcur, first, last);
+    hc_if_end(kb, &g);
+  }
+}
+
+static hx_status_t emit_matmul_fast(hc_lower_ctx* lc, const hc_node* n, const mm_desc* d) {
+  fast_plan p;
+  plan_fast(lc, d, &p);
+  if (p.b_mode == B_WORKSPACE) HX_RETURN_IF_ERROR(emit_pack_b(lc, n, d, &p));
+  int64_t tasks = d->batch * p.nmb * p.nnb;
+  hc_kb kb;
+  HX_RETURN_IF_ERROR(hc_kb_begin(lc, n, NULL, tasks, &kb));
+  fast_emit e = {.kb = &kb, .d = d, .p = &p};
+  e.pa = hc_kb_ptr(&kb, d->a);
+  e.pb = p.b_mode == B_WORKSPACE ? hc_kb_workspace(&kb) : hc_kb_ptr(&kb, d->b);
+  e.pc = d->c ? hc_kb_ptr(&kb, d->c) : NULL;
+  e.py = hc_kb_ptr(&kb, d->y);
+  int split[2];
+  epilogue_split(d, split);
+  HX_RETURN_IF_ERROR(hc_epilogue_begin(&kb, n, split, &e.epi));
+  e.scalar_epilogue = e.epi.count > 0 && !hc_epilogue_light(n);
+  e.c_seeds = d->c && d->beta == 1.0 && d->alpha == 1.0 && p.nkb == 1 && (d->c_sn == 0 || d->c_sn == 1);
+  hc_ukr_prefer_full_width(&kb);
+  if (e.scalar_epilogue) e.tile = hc_kb_alloca(&kb, LLVMArrayType2(kb.t_f32, (uint64_t)(p.mr * p.nr)), "tile");
+
+  hc_loop task;
+  LLVMValueRef t = hc_kb_task_loop_begin(&kb, &task);
+  LLVMValueRef mb = LLVMBuildURem(kb.b, t, hc_kb_i64(&kb, p.nmb), "");
+  LLVMValueRef rest = LLVMBuildUDiv(kb.b, t, hc_kb_i64(&kb, p.nmb), "");
+  LLVMValueRef nb = LLVMBuildURem(kb.b, rest, hc_kb_i64(&kb, p.nnb), "");
+  LLVMValueRef bi = LLVMBuildUDiv(kb.b, rest, hc_kb_i64(&kb, p.nnb), "");
+  e.bi = bi;
+  /* Batch offsets (in elements) and the B matrix index. */
+  e.a_off = hc_kb_i64(&kb, 0);
+  LLVMValueRef bmat = hc_kb_i64(&kb, 0), boff = hc_kb_i64(&kb, 0);
+  LLVMValueRef rem = bi;
+  int64_t bscale = 1;
+  for (int k = d->batch_rank - 1; k >= 0; --k) {
+    LLVMValueRef idx = k > 0 ? LLVMBuildURem(kb.b, rem, hc_kb_i64(&kb, d->batch_dims[k]), "") : rem;
+    if (k > 0) rem = LLVMBuildUDiv(kb.b, rem, hc_kb_i64(&kb, d->batch_dims[k]), "");
+    e.a_off = hc_kb_iadd(&kb, e.a_off, hc_kb_imul(&kb, idx, hc_kb_i64(&kb, d->a_bs[k])));
+    boff = hc_kb_iadd(&kb, boff, hc_kb_imul(&kb, idx, hc_kb_i64(&kb, d->b_bs[k])));
+    if (d->b_bs[k]) {
+      bmat = hc_kb_iadd(&kb, bmat, hc_kb_imul(&kb, idx, hc_kb_i64(&kb, bscale)));
+      bscale *= d->batch_dims[k];
+    }
+  }
+  e.b_off = p.b_mode == B_DIRECT ? boff : hc_kb_imul(&kb, bmat, hc_kb_i64(&kb, p.panels * d->K * p.pw));
+  e.y_off = hc_kb_imul(&kb, bi, hc_kb_i64(&kb, d->M * d->N));
+
+  LLVMValueRef n0 = hc_kb_imul(&kb, nb, hc_kb_i64(&kb, p.nc));
+  int64_t last_cols = d->N - (p.nnb - 1) * p.nc;
+  LLVMValueRef nlast = LLVMBuildICmp(kb.b, LLVMIntEQ, nb, hc_kb_i64(&kb, p.nnb - 1), "");
+  LLVMValueRef npanels = LLVMBuildSelect(kb.b, nlast, hc_kb_i64(&kb, last_cols / p.nr), hc_kb_i64(&kb, p.nc / p.nr), "");
+  int64_t rem_cols = last_cols % p.nr;
+
+  /* Reduction slices. */
+  hc_loop kl;
+  LLVMValueRef k0, kcur, first = NULL, last = NULL;
+  if (p.nkb > 1) {
+    LLVMValueRef ks = hc_loop_begin(&kb, &kl, hc_kb_i64(&kb, 0), hc_kb_i64(&kb, p.nkb), "kslice");
+    k0 = hc_kb_imul(&kb, ks, hc_kb_i64(&kb, p.kc));
+    kcur = hc_kb_imin(&kb, hc_kb_i64(&kb, p.kc), LLVMBuildSub(kb.b, hc_kb_i64(&kb, d->K), k0, ""));
+    first = LLVMBuildICmp(kb.b, LLVMIntEQ, ks, hc_kb_i64(&kb, 0), "");
+    last = LLVMBuildICmp(kb.b, LLVMIntEQ, ks, hc_kb_i64(&kb, p.nkb - 1), "");
+  } else {
+    k0 = hc_kb_i64(&kb, 0);
+    kcur = hc_kb_i64(&kb, d->K);
+  }
+  hc_loop pl;
+  LLVMValueRef pj = hc_loop_begin(&kb, &pl, hc_kb_i64(&kb, 0), npanels, "panel");
+  fast_panel(&e, p.nv, p.vl, mb, hc_kb_iadd(&kb, n0, hc_kb_imul(&kb, pj, hc_kb_i64(&kb, p.nr))), k0, kcur, first, last);
+  hc_loop_end(&kb, &pl);
+  if (rem_cols) {
+    int nvr = (int)((rem_cols + p.vl - 1) / p.vl);
+    unsigned lanes = (unsigned)(rem_cols - (int64_t)(nvr - 1) * p.vl);
+    hc_if g;
+    hc_if_begin(&kb, &g, nlast);
+    fast_panel(&e, nvr, lanes, mb, hc_kb_iadd(&kb, n0, hc_kb_i64(&kb, last_cols - rem_cols)), k0, kcur, first, last);
+    hc_if_end(&kb, &g);
+  }
+  if (p.nkb > 1) hc_loop_end(&kb, &kl);
+  hc_loop_end(&kb, &task);
+
+  double mnb = (double)d->M * (double)d->N * (double)d->batch;
+  double flops = 2.0 * mnb * (double)d->K + (d->c ? 2.0 * mnb : 0.0) + mnb * hc_epilogue_flops_per_element(n);
+  /* Traffic: A once per column block, B once per row block, Y once (plus
+   * a read and write per extra reduction slice), C and fused operands. */
+  double bbytes = p.b_mode == B_DIRECT ? (double)hc_value_nbytes(d->b) : (double)(p.nbmat * p.panels * p.pw * d->K) * 4.0;
+  double bytes = (double)hc_value_nbytes(d->a) * (double)p.nnb + bbytes * (double)p.nmb +
+                 (double)hc_value_nbytes(d->y) * (double)(2 * p.nkb - 1) + (d->c ? (double)hc_value_nbytes(d->c) : 0.0) +
+                 hc_epilogue_bytes(n);
+  hc_kb_end(&kb, flops, bytes);
+  return HX_OK;
+}
+
+hx_status_t hc_gemm_emit(hc_lower_ctx* lc, const hc_node* n, const hc_mm_desc* d) { return emit_matmul_fast(lc, n, d); }
+
+uint64_t hc_gemm_workspace(const hc_mm_desc* d) {
+  if (b_mode_of(d) != B_WORKSPACE) return 0;
+  int64_t pw = hc_pack_panel_width(d->dt);
+  return (uint64_t)(nb_matrices(d) * ((d->N + pw - 1) / pw) * pw * d->K) * hx_dtype_size(d->dt);
+}
+
+int hc_pack_panel_width(hx_dtype_t dt) { return dt == HX_DTYPE_FLOAT64 ? 8 : 16; }
+
+/* Shapes of a Gemm/MatMul node (the unpacked B when it was packed). */
+static hx_status_t node_desc(const hc_node* n, mm_desc* d);
+
+bool hc_matmul_fast(const hc_node* n) {
+  if (n->op != &hc_op_gemm && n->op != &hc_op_matmul) return false;
+  mm_desc d;
+  if (node_desc(n, &d) != HX_OK) return false;
+  return d.dt == HX_DTYPE_FLOAT32 && d.N >= 8 && d.M >= 1 && d.K >= 1 && d.batch >= 1 && n->inputs[0]->rank >= 2 &&
+         weight_input(n, 1)->rank >= 2;
+}
+
+hx_status_t hc_matmul_prepack(hc_graph* g, hc_node* n, bool* out_done) {
+  *out_done = false;
+  if (!hc_matmul_fast(n) || n->packed) return HX_OK;
+  hc_value* b = n->inputs[1];
+  if (b->kind != HC_VALUE_CONST || !b->data) return HX_OK;
+  mm_desc d;
+  HX_RETURN_IF_ERROR(node_desc(n, &d));
+  /* Only B whose batch is its own dense matrices (what the kernel indexes). */
+  int64_t pw = hc_pack_panel_width(d.dt);
+  int64_t nbmat = nb_matrices(&d), panels = (d.N + pw - 1) / pw;
+  if (nbmat * d.K * d.N != hc_value_numel(b)) return HX_OK;
+  size_t bytes = (size_t)(nbmat * panels * d.K * pw) * sizeof(float);
+  float* data = hc_graph_alloc_data(g, bytes);
+  if (!data) return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory packing '%s'", b->name);
+  pack_panels_f32(b->data, nbmat, d.K * d.N, d.K, d.N, d.b_sk, d.b_sn, pw, data);
+  char name[256];
+  snprintf(name, sizeof name, "%s.panels%d", b->name, (int)pw);
+  int64_t dims[4] = {nbmat, panels, d.K, pw};
+  hc_value* pv;
+  HX_RETURN_IF_ERROR(hc_graph_add_value(g, name, d.dt, 4, dims, &pv));
+  pv->kind = HC_VALUE_CONST;
+  pv->data = data;
+  hc_packed_input* pk = hc_arena_alloc(&g->arena, sizeof *pk);
+  if (!pk) return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory packing '%s'", b->name);
+  pk->input = 1;
+  pk->layout = HC_PACK_PANELS;
+  pk->original = b;
+  n->packed = pk;
+  n->inputs[1] = pv;
+  *out_done = true;
+  return HX_OK;
+}
+
 /* ---- MatMul ------------------------------------------------------------------ */
 
 /* Numpy matmul shapes: 1-D operands get a 1 prepended (A) or appended (B),
  * which is removed from the result; leading dims broadcast. Fills d (without
  * value pointers) and the output shape. */
 static hx_status_t matmul_shapes(const hc_node* n, mm_desc* d, int* out_rank, int64_t* out_dims) {
-  const hc_value *a = n->inputs[0], *b = n->inputs[1];
+  const hc_value *a = n->inputs[0], *b = weight_input(n, 1);
   char s1[128], s2[128];
   if (a->rank < 1 || b->rank < 1)
     return hc_node_error(n, HX_STATUS_INVALID_ARGUMENT, "MatMul operands must have rank >= 1, got %s and %s",
@@ -550,35 +1121,45 @@ static hx_status_t infer_matmul(hc_graph* g, hc_node* n) {
   return HX_OK;
 }
 
-static hx_status_t lower_matmul(hc_lower_ctx* lc, hc_node* n) {
-  mm_desc d;
+/* The full description of a MatMul node's product (value pointers
+ * included); the batch is folded into the rows when B is shared by every
+ * batch and A is not broadcast: one tall product tiles and balances better. */
+static hx_status_t matmul_desc(const hc_node* n, mm_desc* d) {
   int rank;
   int64_t dims[HC_MAX_RANK];
-  HX_RETURN_IF_ERROR(matmul_shapes(n, &d, &rank, dims));
-  d.dt = n->inputs[0]->dtype;
-  d.a = n->inputs[0];
-  d.b = n->inputs[1];
-  d.y = n->outputs[0];
-  d.alpha = 1.0;
-  /* When B is shared by every batch and A is not broadcast, the batch is
-   * just more rows of A: one tall product tiles and balances better. */
+  HX_RETURN_IF_ERROR(matmul_shapes(n, d, &rank, dims));
+  d->dt = n->inputs[0]->dtype;
+  d->a = n->inputs[0];
+  d->b = n->inputs[1];
+  d->y = n->outputs[0];
+  d->alpha = 1.0;
+  d->out_rank = rank;
+  d->b_packed = n->packed && n->packed->input == 1;
   bool b_shared = true, a_dense = true;
-  for (int i = 0; i < d.batch_rank; ++i) {
-    b_shared &= d.b_bs[i] == 0;
-    a_dense &= d.a_bs[i] != 0 || d.batch_dims[i] == 1;
+  for (int i = 0; i < d->batch_rank; ++i) {
+    b_shared &= d->b_bs[i] == 0;
+    a_dense &= d->a_bs[i] != 0 || d->batch_dims[i] == 1;
   }
-  if (d.batch > 1 && b_shared && a_dense) {
-    d.M *= d.batch;
-    d.batch = 1;
-    d.batch_rank = 0;
+  if (d->batch > 1 && b_shared && a_dense) {
+    d->fold_m = d->M;
+    d->M *= d->batch;
+    d->batch = 1;
+    d->batch_rank = 0;
   }
+  return HX_OK;
+}
+
+static hx_status_t lower_matmul(hc_lower_ctx* lc, hc_node* n) {
+  mm_desc d;
+  HX_RETURN_IF_ERROR(matmul_desc(n, &d));
+  if (hc_matmul_fast(n)) return emit_matmul_fast(lc, n, &d);
   return emit_matmul(lc, n, &d);
 }
 
 /* ---- Gemm ---------------------------------------------------------------------- */
 
 static hx_status_t gemm_shapes(const hc_node* n, mm_desc* d) {
-  const hc_value *a = n->inputs[0], *b = n->inputs[1], *c = hc_input(n, 2);
+  const hc_value *a = n->inputs[0], *b = weight_input(n, 1), *c = hc_input(n, 2);
   char s1[128], s2[128];
   if (a->rank != 2 || b->rank != 2)
     return hc_node_error(n, HX_STATUS_INVALID_ARGUMENT, "A and B must be 2-D, got %s and %s",
@@ -632,18 +1213,39 @@ static hx_status_t infer_gemm(hc_graph* g, hc_node* n) {
   return HX_OK;
 }
 
+static hx_status_t gemm_desc(const hc_node* n, mm_desc* d) {
+  HX_RETURN_IF_ERROR(gemm_shapes(n, d));
+  d->dt = n->inputs[0]->dtype;
+  d->a = n->inputs[0];
+  d->b = n->inputs[1];
+  d->c = hc_input(n, 2);
+  d->y = n->outputs[0];
+  d->out_rank = 2;
+  d->b_packed = n->packed && n->packed->input == 1;
+  return HX_OK;
+}
+
 static hx_status_t lower_gemm(hc_lower_ctx* lc, hc_node* n) {
   mm_desc d;
-  HX_RETURN_IF_ERROR(gemm_shapes(n, &d));
-  d.dt = n->inputs[0]->dtype;
-  d.a = n->inputs[0];
-  d.b = n->inputs[1];
-  d.c = hc_input(n, 2);
-  d.y = n->outputs[0];
+  HX_RETURN_IF_ERROR(gemm_desc(n, &d));
+  if (hc_matmul_fast(n)) return emit_matmul_fast(lc, n, &d);
   return emit_matmul(lc, n, &d);
+}
+
+static hx_status_t node_desc(const hc_node* n, mm_desc* d) {
+  return n->op == &hc_op_gemm ? gemm_desc(n, d) : matmul_desc(n, d);
+}
+
+/* Scratch for B packed at run time (none when it is read in place or was
+ * packed at compile time). */
+static uint64_t matmul_workspace(const hc_node* n) {
+  if (!hc_matmul_fast(n)) return 0;
+  mm_desc d;
+  if (node_desc(n, &d) != HX_OK) return 0;
+  return hc_gemm_workspace(&d);
 }
 
 static const char* const k_gemm_attrs[] = {"alpha", "beta", "transA", "transB", "broadcast", NULL};
 
-const hc_op_desc hc_op_gemm = {"Gemm", "", 1, 22, k_gemm_attrs, 0, infer_gemm, lower_gemm, NULL};
-const hc_op_desc hc_op_matmul = {"MatMul", "", 1, 22, NULL, 0, infer_matmul, lower_matmul, NULL};
+const hc_op_desc hc_op_gemm = {"Gemm", "", 1, 22, k_gemm_attrs, 0, infer_gemm, lower_gemm, NULL, matmul_workspace};
+const hc_op_desc hc_op_matmul = {"MatMul", "", 1, 22, NULL, 0, infer_matmul, lower_matmul, NULL, matmul_workspace};

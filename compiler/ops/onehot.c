@@ -2,9 +2,12 @@
  * where the new axis of size depth is inserted at `axis` and values is
  * [off, on].
  *
- * depth determines the output shape, so it must be a compile-time constant
- * (any numeric type, truncated to an integer as ONNX Runtime does); indices
- * and values are read at run time. Float indices are truncated toward zero
+ * depth determines the output shape: a compile-time constant (any numeric
+ * type, truncated to an integer as ONNX Runtime does), or, when it is
+ * computed or fed at run time, the depth the model declares for the output
+ * (compiler/ops/dynamic.h); the kernel then reads depth at run time to wrap
+ * negative indices. indices and values are read at run time. Float indices
+ * are truncated toward zero
  * (ONNX Runtime casts them to int64). Opset 11 wraps indices in
  * [-depth, -1] by adding depth; opset 9 does not. Any other index outside
  * [0, depth) gives an all-off row, as the specification says.
@@ -16,21 +19,29 @@
  * index. The output moves bits, so every values dtype is served. */
 #include <math.h>
 
+#include "compiler/ops/dynamic.h"
 #include "compiler/ops/movement.h"
 
 static const char* const k_onehot_attrs[] = {"axis", NULL};
 
-/* Reads the constant depth (a scalar or one-element tensor). */
+/* Reads depth (a scalar or one-element tensor): the constant, or for a
+ * run-time depth the size of the declared output at the one-hot axis. */
 static hx_status_t read_depth(const hc_node* n, int64_t* depth) {
   const hc_value* v = n->inputs[1];
   if (hc_value_numel(v) != 1 || v->rank > 1)
     return hc_node_error(n, HX_STATUS_INVALID_ARGUMENT, "depth ('%s') must be a scalar or a one-element tensor",
                          v->name);
-  if (v->kind != HC_VALUE_CONST)
-    return hc_node_error(n, HX_STATUS_UNSUPPORTED,
-                         "input 1 ('%s', depth) determines an output shape and must be known at compile time; it is "
-                         "computed at run time here (freeze it with --constant %s=FILE.pb if it is a graph input)",
-                         v->name, v->name);
+  if (v->kind != HC_VALUE_CONST) {
+    int rank = n->inputs[0]->rank + 1, drank;
+    int64_t dims[HC_MAX_RANK], axis;
+    if (!hc_declared_shape(n->outputs[0], &drank, dims)) return hc_dyn_need_declared(n, 1, "depth");
+    if (drank != rank)
+      return hc_node_error(n, HX_STATUS_INVALID_ARGUMENT, "output '%s' is declared with rank %d, expected %d",
+                           n->outputs[0]->name, drank, rank);
+    HX_RETURN_IF_ERROR(hc_norm_axis(n, hc_attr_int(n, "axis", -1), rank, &axis));
+    *depth = dims[axis];
+    return HX_OK;
+  }
   double d;
   if (!hc_value_const_f64(v, 0, &d))
     return hc_node_error(n, HX_STATUS_INVALID_ARGUMENT, "cannot read depth ('%s')", v->name);
@@ -63,13 +74,14 @@ static hx_status_t infer_onehot(hc_graph* g, hc_node* n) {
   return HX_OK;
 }
 
-/* Index element `at` as i64: floats truncated, opset-11 negatives wrapped. */
-static LLVMValueRef load_index(hc_kb* kb, const hc_node* n, LLVMValueRef ip, LLVMValueRef at, int64_t depth) {
+/* Index element `at` as i64: floats truncated, opset-11 negatives wrapped
+ * by depth (an i64 value). */
+static LLVMValueRef load_index(hc_kb* kb, const hc_node* n, LLVMValueRef ip, LLVMValueRef at, LLVMValueRef depth) {
   hx_dtype_t dt = n->inputs[0]->dtype;
   LLVMValueRef i = hc_kb_convert(kb, hc_kb_load(kb, dt, ip, at), dt, HX_DTYPE_INT64);
   if (n->opset >= 11) {
     LLVMValueRef neg = LLVMBuildICmp(kb->b, LLVMIntSLT, i, hc_kb_i64(kb, 0), "");
-    i = LLVMBuildSelect(kb->b, neg, hc_kb_iadd(kb, i, hc_kb_i64(kb, depth)), i, "");
+    i = LLVMBuildSelect(kb->b, neg, hc_kb_iadd(kb, i, depth), i, "");
   }
   return i;
 }
@@ -95,6 +107,12 @@ static hx_status_t lower_onehot(hc_lower_ctx* lc, hc_node* n) {
   LLVMValueRef ip = hc_kb_ptr(&kb, iv), vp = hc_kb_ptr(&kb, vv), dst = hc_kb_ptr(&kb, y);
   LLVMValueRef off = hc_mv_load_in(&kb, et, vp, hc_kb_i64(&kb, 0));
   LLVMValueRef on = hc_mv_load_in(&kb, et, vp, hc_kb_i64(&kb, 1));
+  /* The wrapping depth: the constant, or the run-time value (truncated). */
+  const hc_value* dv = n->inputs[1];
+  LLVMValueRef wrap = hc_kb_i64(&kb, depth);
+  if (dv->kind != HC_VALUE_CONST)
+    wrap = hc_kb_convert(&kb, hc_kb_load(&kb, dv->dtype, hc_kb_ptr(&kb, dv), hc_kb_i64(&kb, 0)), dv->dtype,
+                         HX_DTYPE_INT64);
   hc_loop ul, il;
   LLVMValueRef u = hc_mv_units_begin(&kb, &ul, units, upt);
   LLVMValueRef obase = hc_kb_imul(&kb, u, hc_kb_i64(&kb, row));
@@ -103,11 +121,11 @@ static hx_status_t lower_onehot(hc_lower_ctx* lc, hc_node* n) {
     LLVMValueRef d = LLVMBuildURem(kb.b, u, hc_kb_i64(&kb, depth), "");
     LLVMValueRef ibase = hc_kb_imul(&kb, p, hc_kb_i64(&kb, Q));
     LLVMValueRef q = hc_loop_begin(&kb, &il, hc_kb_i64(&kb, 0), hc_kb_i64(&kb, Q), "q");
-    LLVMValueRef i = load_index(&kb, n, ip, hc_kb_iadd(&kb, ibase, q), depth);
+    LLVMValueRef i = load_index(&kb, n, ip, hc_kb_iadd(&kb, ibase, q), wrap);
     LLVMValueRef hit = LLVMBuildICmp(kb.b, LLVMIntEQ, i, d, "");
     hc_mv_store_out(&kb, et, dst, hc_kb_iadd(&kb, obase, q), LLVMBuildSelect(kb.b, hit, on, off, ""));
   } else {
-    LLVMValueRef i = load_index(&kb, n, ip, u, depth);
+    LLVMValueRef i = load_index(&kb, n, ip, u, wrap);
     LLVMValueRef d = hc_loop_begin(&kb, &il, hc_kb_i64(&kb, 0), hc_kb_i64(&kb, depth), "d");
     LLVMValueRef hit = LLVMBuildICmp(kb.b, LLVMIntEQ, i, d, "");
     hc_mv_store_out(&kb, et, dst, hc_kb_iadd(&kb, obase, d), LLVMBuildSelect(kb.b, hit, on, off, ""));

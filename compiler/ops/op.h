@@ -27,6 +27,15 @@ enum {
   HC_OP_VIEW = 1u << 0,        /* output 0 aliases input 0 (same bytes, new shape) */
   HC_OP_ELEMENTWISE = 1u << 1, /* output[i] depends only on inputs[i] (after broadcast) */
   HC_OP_NO_FOLD = 1u << 2,     /* never constant-fold (random ops) */
+  /* The kernel may write output 0 over an input of the same element count
+   * and element size: each output element is computed from the elements at
+   * the same index only, each read before that element is stored. Memory
+   * planning then lets the output reuse the input's bytes when that input is
+   * dead afterwards. Ops lowered by the shared element-wise generator
+   * (HC_OP_ELEMENTWISE with `scalar`, no `lower`) have this property without
+   * the flag; set it on an op with its own `lower` only where it is
+   * provably true of every kernel it emits. */
+  HC_OP_INPLACE_OK = 1u << 3,
 };
 
 typedef struct hc_op_desc {

@@ -2,8 +2,9 @@
  * i < max(ceil((limit - start) / delta), 0).
  *
  * start, limit and delta (scalars of one type: float, double, int16, int32
- * or int64) all determine the output length, so they must be compile-time
- * constants. The length follows ONNX Runtime: limit - start in the input
+ * or int64) all determine the output length: compile-time constants, or,
+ * when any is computed or fed at run time, the length the model declares for
+ * the output (compiler/ops/dynamic.h). The length follows ONNX Runtime: limit - start in the input
  * type, then a float64 division and ceil; integer types use exact integer
  * arithmetic instead, so int64 extremes do not lose precision.
  *
@@ -13,23 +14,32 @@
  * With constant inputs the node is folded at compile time. */
 #include <math.h>
 
+#include "compiler/ops/dynamic.h"
 #include "compiler/ops/movement.h"
 
 /* Block of elements per task. */
 #define RANGE_BLOCK 16384
 
-/* Reads the three constants and computes the output length. */
+/* The output length: from the three constants, or the declared one when
+ * any of them is known only at run time. */
 static hx_status_t range_count(const hc_node* n, int64_t* count) {
   const char* what[3] = {"start", "limit", "delta"};
   for (int i = 0; i < 3; ++i) {
     const hc_value* v = n->inputs[i];
     if (hc_value_numel(v) != 1 || v->rank > 1)
       return hc_node_error(n, HX_STATUS_INVALID_ARGUMENT, "%s ('%s') must be a scalar", what[i], v->name);
-    if (v->kind != HC_VALUE_CONST)
-      return hc_node_error(n, HX_STATUS_UNSUPPORTED,
-                           "input %d ('%s', %s) determines the output length and must be known at compile time; it is "
-                           "computed at run time here (freeze it with --constant %s=FILE.pb if it is a graph input)",
-                           i, v->name, what[i], v->name);
+  }
+  for (int i = 0; i < 3; ++i) {
+    if (n->inputs[i]->kind == HC_VALUE_CONST) continue;
+    /* A run-time bound: the declared length (read from start/delta at run time). */
+    int rank;
+    int64_t dims[HC_MAX_RANK];
+    if (!hc_declared_shape(n->outputs[0], &rank, dims)) return hc_dyn_need_declared(n, i, what[i]);
+    if (rank != 1)
+      return hc_node_error(n, HX_STATUS_INVALID_ARGUMENT, "output '%s' is declared with rank %d, expected 1",
+                           n->outputs[0]->name, rank);
+    *count = dims[0];
+    return HX_OK;
   }
   hx_dtype_t dt = n->inputs[0]->dtype;
   if (hc_dtype_is_integer(dt)) {

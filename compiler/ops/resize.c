@@ -4,8 +4,10 @@
  * attributes coordinate_transformation_mode, cubic_coeff_a,
  * exclude_outside, extrapolation_value, mode and nearest_mode; 18 adds
  * antialias, axes and keep_aspect_ratio_policy; 19 adds the
- * half_pixel_symmetric transformation. scales/sizes (and roi for
- * tf_crop_and_resize) must be compile-time constants.
+ * half_pixel_symmetric transformation. sizes must be a compile-time
+ * constant; scales (and roi for tf_crop_and_resize) may also be computed or
+ * fed at run time when the model declares the output's static shape (see
+ * "Run-time scales and roi" below).
  *
  * Interpolation is separable, so everything that depends on coordinates is
  * computed here, in C, once per axis: for each output index along an axis,
@@ -27,11 +29,23 @@
  * uses asymmetric coordinates and, for nearest, floor (ceil when the axis
  * is downsampled). Output sizes from scales are floor(dim * scale); roi
  * does not enter them (as the reference, ONNX shape inference and ONNX
- * Runtime). */
+ * Runtime).
+ *
+ * Run-time scales and roi. When scales (or tf_crop_and_resize's roi) is not
+ * a compile-time constant, the output shape is the one the model declares
+ * (compiler/ops/dynamic.h) and the axes the run-time values touch ("run-time
+ * axes") get their tables at run time: a preamble kernel reads scales and
+ * roi and computes, per output index, the same source offsets, weights and
+ * outside flags as the C code above (same float64 arithmetic, in IR) into
+ * the node's workspace; the main kernel then reads those tables instead of
+ * module constants. Run-time axes are always gathers (nearest) or 2/4-tap
+ * blends (linear/cubic); antialias needs constant scales. Constant inputs
+ * keep the compile-time path. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "compiler/ops/dynamic.h"
 #include "compiler/ops/movement.h"
 
 
@@ -58,6 +72,11 @@ typedef struct resize_plan {
   double scale[HC_MAX_RANK];  /* scale used by the coordinate transformation */
   double length[HC_MAX_RANK]; /* length_resized as the reference computes it */
   double roi_lo[HC_MAX_RANK], roi_hi[HC_MAX_RANK];
+  /* Run-time inputs: axis d reads scales[scale_at[d]] / roi[roi_at[d]] and
+   * roi[na + roi_at[d]] at run time (see the file comment). */
+  int na;
+  bool rt_scale[HC_MAX_RANK], rt_roi[HC_MAX_RANK], any_rt;
+  int scale_at[HC_MAX_RANK], roi_at[HC_MAX_RANK];
 } resize_plan;
 
 /* ---- attributes and inputs ----------------------------------------------------- */
@@ -144,6 +163,25 @@ static hx_status_t const_floats(const hc_node* n, int input, const char* what, d
   return HX_OK;
 }
 
+/* A float input (scales, roi) that is read at run time: checks its type and
+ * that it is 1-D with `count` entries. */
+static hx_status_t runtime_floats(const hc_node* n, int input, const char* what, int64_t count) {
+  const hc_value* v = hc_input(n, input);
+  if (!hc_dtype_is_float(v->dtype))
+    return hc_node_error(n, HX_STATUS_INVALID_ARGUMENT, "input %d ('%s', %s) must be a float tensor, got %s", input,
+                         v->name, what, hx_dtype_name(v->dtype));
+  if (v->rank != 1 || v->dims[0] != count)
+    return hc_node_error(n, HX_STATUS_INVALID_ARGUMENT, "input %d ('%s', %s) must be 1-D with %lld entries", input,
+                         v->name, what, (long long)count);
+  return HX_OK;
+}
+
+/* Whether optional input i is given, non-empty and not a constant. */
+static bool runtime_input(const hc_node* n, int i) {
+  const hc_value* v = hc_input(n, i);
+  return v && hc_value_numel(v) > 0 && v->kind != HC_VALUE_CONST;
+}
+
 /* Fills the plan: attributes, output sizes, per-axis scales and roi. */
 static hx_status_t make_plan(const hc_node* n, resize_plan* p) {
   const hc_value* x = n->inputs[0];
@@ -171,7 +209,12 @@ static hx_status_t make_plan(const hc_node* n, resize_plan* p) {
   int64_t sizes[HC_MAX_RANK];
   int ns = 0, nz = 0, nr = 0;
   int scales_input = n->opset < 11 ? 1 : 2;
-  HX_RETURN_IF_ERROR(const_floats(n, scales_input, "scales", scales, HC_MAX_RANK, &ns));
+  bool scales_rt = runtime_input(n, scales_input);
+  if (scales_rt)
+    ns = (int)(hc_value_numel(n->inputs[scales_input]) < HC_MAX_RANK + 1 ? hc_value_numel(n->inputs[scales_input])
+                                                                          : HC_MAX_RANK + 1);
+  else
+    HX_RETURN_IF_ERROR(const_floats(n, scales_input, "scales", scales, HC_MAX_RANK, &ns));
   if (n->opset >= 11) {
     const hc_value* sz = hc_input(n, 3);
     if (sz && hc_value_numel(sz) > 0) HX_RETURN_IF_ERROR(hc_const_ints(n, 3, sizes, HC_MAX_RANK, &nz));
@@ -192,7 +235,28 @@ static hx_status_t make_plan(const hc_node* n, resize_plan* p) {
     p->roi_lo[d] = 0.0;
     p->roi_hi[d] = 1.0;
   }
-  if (ns > 0) {
+  p->na = na;
+  if (ns > 0 && scales_rt) {
+    /* Output shape from the model's declaration; scales read at run time. */
+    HX_RETURN_IF_ERROR(runtime_floats(n, scales_input, "scales", na));
+    int drank;
+    int64_t ddims[HC_MAX_RANK];
+    if (!hc_declared_shape(n->outputs[0], &drank, ddims)) return hc_dyn_need_declared(n, scales_input, "scales");
+    if (drank != rank)
+      return hc_node_error(n, HX_STATUS_INVALID_ARGUMENT, "output '%s' is declared with rank %d, expected %d",
+                           n->outputs[0]->name, drank, rank);
+    for (int d = 0; d < rank; ++d)
+      if (!seen[d] && ddims[d] != p->in[d])
+        return hc_node_error(n, HX_STATUS_INVALID_ARGUMENT,
+                             "output '%s' is declared with %lld at axis %d, which is not resized (expected %lld)",
+                             n->outputs[0]->name, (long long)ddims[d], d, (long long)p->in[d]);
+    for (int i = 0; i < na; ++i) {
+      int64_t d = axes[i];
+      p->out[d] = ddims[d];
+      p->rt_scale[d] = true;
+      p->scale_at[d] = i;
+    }
+  } else if (ns > 0) {
     for (int i = 0; i < na; ++i) {
       int64_t d = axes[i];
       float s = (float)scales[i];
@@ -241,14 +305,26 @@ static hx_status_t make_plan(const hc_node* n, resize_plan* p) {
   if (p->ct == CT_TF_CROP_AND_RESIZE) {
     if (n->opset < 11 || !hc_input(n, 1))
       return hc_node_error(n, HX_STATUS_INVALID_ARGUMENT, "tf_crop_and_resize needs the roi input");
-    HX_RETURN_IF_ERROR(const_floats(n, 1, "roi", roi, HC_MAX_RANK * 2, &nr));
-    if (nr != 2 * na)
-      return hc_node_error(n, HX_STATUS_INVALID_ARGUMENT, "roi has %d entries, expected 2 * %d", nr, na);
-    for (int i = 0; i < na; ++i) {
-      p->roi_lo[axes[i]] = roi[i];
-      p->roi_hi[axes[i]] = roi[na + i];
+    if (runtime_input(n, 1)) {
+      HX_RETURN_IF_ERROR(runtime_floats(n, 1, "roi", 2 * na));
+      for (int i = 0; i < na; ++i) {
+        p->rt_roi[axes[i]] = true;
+        p->roi_at[axes[i]] = i;
+      }
+    } else {
+      HX_RETURN_IF_ERROR(const_floats(n, 1, "roi", roi, HC_MAX_RANK * 2, &nr));
+      if (nr != 2 * na)
+        return hc_node_error(n, HX_STATUS_INVALID_ARGUMENT, "roi has %d entries, expected 2 * %d", nr, na);
+      for (int i = 0; i < na; ++i) {
+        p->roi_lo[axes[i]] = roi[i];
+        p->roi_hi[axes[i]] = roi[na + i];
+      }
     }
   }
+  for (int d = 0; d < rank; ++d) p->any_rt |= p->rt_scale[d] || p->rt_roi[d];
+  if (p->any_rt && p->antialias)
+    return hc_node_error(n, HX_STATUS_UNSUPPORTED,
+                         "antialias = 1 needs compile-time scales and roi; freeze them with --constant NAME=FILE.pb");
 
   int64_t total = 1;
   for (int d = 0; d < rank; ++d) total *= p->out[d];
@@ -567,6 +643,226 @@ static LLVMValueRef flag_at(hc_kb* kb, hc_mv_table t, LLVMValueRef i) {
   return LLVMBuildICmp(kb->b, LLVMIntNE, hc_mv_table_get(kb, t, i), hc_kb_i64(kb, 0), "");
 }
 
+/* ---- run-time tables ------------------------------------------------------------ */
+
+/* Taps per output index of a run-time axis (no antialias there). */
+static int rt_taps(const resize_plan* p) { return p->mode == MODE_NEAREST ? 1 : p->mode == MODE_LINEAR ? 2 : 4; }
+
+static bool rt_axis(const resize_plan* p, int d) { return p->rt_scale[d] || p->rt_roi[d]; }
+
+/* Workspace layout of the run-time tables: per run-time axis, offsets
+ * [out][K] (int64), weights [out][K] (8 bytes each, read in the compute
+ * type) when K > 1, outside flags [out] (int64) for tf_crop_and_resize.
+ * Returns the total bytes. */
+static int64_t rt_layout(const resize_plan* p, int64_t* off, int64_t* w, int64_t* oob) {
+  int64_t cur = 0;
+  int K = rt_taps(p);
+  for (int d = 0; d < p->rank; ++d) {
+    off[d] = w[d] = oob[d] = -1;
+    if (!rt_axis(p, d)) continue;
+    off[d] = cur;
+    cur += p->out[d] * K * 8;
+    if (K > 1) {
+      w[d] = cur;
+      cur += p->out[d] * K * 8;
+    }
+    if (p->ct == CT_TF_CROP_AND_RESIZE) {
+      oob[d] = cur;
+      cur += p->out[d] * 8;
+    }
+  }
+  return cur;
+}
+
+static uint64_t resize_workspace(const hc_node* n) {
+  resize_plan p;
+  hx_status_t st = make_plan(n, &p);
+  if (st != HX_OK) {
+    hx_status_free(st);
+    return 0;
+  }
+  int64_t off[HC_MAX_RANK], w[HC_MAX_RANK], oob[HC_MAX_RANK];
+  return p.any_rt && hc_value_numel(n->outputs[0]) > 0 ? (uint64_t)rt_layout(&p, off, w, oob) : 0;
+}
+
+/* float64 helpers for the table kernel. */
+static LLVMValueRef dconst(hc_kb* kb, double v) { return LLVMConstReal(kb->t_f64, v); }
+static LLVMValueRef dcall(hc_kb* kb, const char* intrinsic, LLVMValueRef x) {
+  return hc_kb_intrinsic(kb, intrinsic, kb->t_f64, &x, 1);
+}
+static LLVMValueRef dsel(hc_kb* kb, LLVMValueRef c, LLVMValueRef a, LLVMValueRef b) {
+  return LLVMBuildSelect(kb->b, c, a, b, "");
+}
+static LLVMValueRef fcmp(hc_kb* kb, LLVMRealPredicate pr, LLVMValueRef a, LLVMValueRef b) {
+  return LLVMBuildFCmp(kb->b, pr, a, b, "");
+}
+/* x clamped to [lo, hi] as float64; NaN becomes lo. */
+static LLVMValueRef dclamp(hc_kb* kb, LLVMValueRef x, double lo, double hi) {
+  LLVMValueRef c = dsel(kb, fcmp(kb, LLVMRealOGE, x, dconst(kb, lo)), x, dconst(kb, lo));
+  return dsel(kb, fcmp(kb, LLVMRealOGT, c, dconst(kb, hi)), dconst(kb, hi), c);
+}
+/* Element i of a float input, as float64 (through float32 when f32 is set,
+ * as the reference reads scales). */
+static LLVMValueRef load_real(hc_kb* kb, const hc_value* v, int64_t i, bool f32) {
+  LLVMValueRef x = hc_kb_load(kb, v->dtype, hc_kb_ptr(kb, v), hc_kb_i64(kb, i));
+  if (LLVMTypeOf(x) == kb->t_f64 && f32) x = LLVMBuildFPTrunc(kb->b, x, kb->t_f32, "");
+  return LLVMTypeOf(x) == kb->t_f64 ? x : LLVMBuildFPExt(kb->b, x, kb->t_f64, "");
+}
+
+/* source_coord() in IR: the source coordinate of output index x (float64)
+ * with run-time scale s, length ow and roi [lo, hi]; *outside for
+ * tf_crop_and_resize. */
+static LLVMValueRef rt_source_coord(hc_kb* kb, const resize_plan* p, int d, LLVMValueRef x, LLVMValueRef s,
+                                    LLVMValueRef ow, LLVMValueRef lo, LLVMValueRef hi, LLVMValueRef* outside) {
+  LLVMBuilderRef b = kb->b;
+  double in = (double)p->in[d];
+  LLVMValueRef half = dconst(kb, 0.5), one = dconst(kb, 1.0);
+  LLVMValueRef ow_is_1 = fcmp(kb, LLVMRealOEQ, ow, one);
+  LLVMValueRef hp = LLVMBuildFSub(b, LLVMBuildFDiv(b, LLVMBuildFAdd(b, x, half, ""), s, ""), half, "");
+  *outside = LLVMConstInt(kb->t_i1, 0, 0);
+  switch (p->ct) {
+    case CT_ALIGN_CORNERS:
+      return dsel(kb, ow_is_1, dconst(kb, 0.0),
+                  LLVMBuildFDiv(b, LLVMBuildFMul(b, x, dconst(kb, in - 1), ""), LLVMBuildFSub(b, ow, one, ""), ""));
+    case CT_ASYMMETRIC: return LLVMBuildFDiv(b, x, s, "");
+    case CT_TF_HALF_PIXEL_FOR_NN: return LLVMBuildFDiv(b, LLVMBuildFAdd(b, x, half, ""), s, "");
+    case CT_PYTORCH_HALF_PIXEL: return dsel(kb, ow_is_1, dconst(kb, -0.5), hp);
+    case CT_HALF_PIXEL: return hp;
+    case CT_HALF_PIXEL_SYMMETRIC: {
+      LLVMValueRef adjustment = LLVMBuildFDiv(b, dconst(kb, (double)p->out[d]), ow, "");
+      LLVMValueRef offset = LLVMBuildFMul(b, dconst(kb, in / 2), LLVMBuildFSub(b, one, adjustment, ""), "");
+      return LLVMBuildFAdd(b, offset, hp, "");
+    }
+    case CT_TF_CROP_AND_RESIZE: {
+      LLVMValueRef span = LLVMBuildFMul(b, LLVMBuildFSub(b, hi, lo, ""), dconst(kb, in - 1), "");
+      LLVMValueRef mid = LLVMBuildFDiv(b, span, dconst(kb, 2.0), "");
+      LLVMValueRef step = LLVMBuildFDiv(b, LLVMBuildFMul(b, x, span, ""), LLVMBuildFSub(b, ow, one, ""), "");
+      LLVMValueRef xo = dsel(kb, ow_is_1, mid, step);
+      xo = LLVMBuildFAdd(b, xo, LLVMBuildFMul(b, lo, dconst(kb, in - 1), ""), "");
+      LLVMValueRef below = fcmp(kb, LLVMRealOLT, xo, dconst(kb, 0.0));
+      *outside = LLVMBuildOr(b, below, fcmp(kb, LLVMRealOGT, xo, dconst(kb, in - 1)), "");
+      return xo;
+    }
+  }
+  return x;
+}
+
+/* The table kernel of the file comment: one task fills the tables of every
+ * run-time axis (they are small: sum of out * K entries). */
+static hx_status_t emit_runtime_tables(hc_lower_ctx* lc, hc_node* n, const resize_plan* p, const int64_t* in_strides) {
+  const hc_value* x = n->inputs[0];
+  int64_t off_at[HC_MAX_RANK], w_at[HC_MAX_RANK], oob_at[HC_MAX_RANK];
+  rt_layout(p, off_at, w_at, oob_at);
+  int K = rt_taps(p);
+  hc_kb kb;
+  HX_RETURN_IF_ERROR(hc_kb_begin(lc, n, "tables", 1, &kb));
+  LLVMBuilderRef b = kb.b;
+  LLVMTypeRef ct = hc_kb_compute_type(&kb, x->dtype);
+  const hc_value* sv = hc_input(n, n->opset < 11 ? 1 : 2);
+  const hc_value* rv = n->opset >= 11 ? hc_input(n, 1) : NULL;
+  double A = p->cubic_a;
+  for (int d = 0; d < p->rank; ++d) {
+    if (!rt_axis(p, d)) continue;
+    double in = (double)p->in[d];
+    LLVMValueRef s, ow, lo, hi;
+    if (p->rt_scale[d]) {
+      LLVMValueRef sf = LLVMBuildFPTrunc(b, load_real(&kb, sv, p->scale_at[d], true), kb.t_f32, "");
+      s = LLVMBuildFPExt(b, sf, kb.t_f64, "");
+      ow = LLVMBuildFPExt(b, LLVMBuildFMul(b, sf, LLVMConstReal(kb.t_f32, (double)(float)in), ""), kb.t_f64, "");
+    } else {
+      s = dconst(&kb, p->scale[d]);
+      ow = dconst(&kb, p->length[d]);
+    }
+    if (p->rt_roi[d]) {
+      lo = load_real(&kb, rv, p->roi_at[d], false);
+      hi = load_real(&kb, rv, p->na + p->roi_at[d], false);
+    } else {
+      lo = dconst(&kb, p->roi_lo[d]);
+      hi = dconst(&kb, p->roi_hi[d]);
+    }
+    LLVMValueRef toff = hc_dyn_workspace_at(&kb, off_at[d]);
+    LLVMValueRef tw = w_at[d] >= 0 ? hc_dyn_workspace_at(&kb, w_at[d]) : NULL;
+    LLVMValueRef toob = oob_at[d] >= 0 ? hc_dyn_workspace_at(&kb, oob_at[d]) : NULL;
+    LLVMValueRef stride = hc_kb_i64(&kb, in_strides[d]), last = hc_kb_i64(&kb, p->in[d] - 1);
+    hc_loop l;
+    LLVMValueRef o = hc_loop_begin(&kb, &l, hc_kb_i64(&kb, 0), hc_kb_i64(&kb, p->out[d]), "o");
+    LLVMValueRef outside;
+    LLVMValueRef xo = rt_source_coord(&kb, p, d, LLVMBuildSIToFP(b, o, kb.t_f64, ""), s, ow, lo, hi, &outside);
+    if (toob) hc_dyn_i64_store(&kb, toob, o, LLVMBuildZExt(b, outside, kb.t_i64, ""));
+    LLVMValueRef f = dcall(&kb, "llvm.floor", xo);
+    if (p->mode == MODE_NEAREST) {
+      LLVMValueRef r = LLVMBuildFSub(b, xo, f, ""), idx;
+      if (p->nm == NM_OPSET10) {
+        idx = dsel(&kb, fcmp(&kb, LLVMRealOLT, s, dconst(&kb, 1.0)), dcall(&kb, "llvm.ceil", xo), f);
+      } else {
+        LLVMValueRef inc = p->nm == NM_ROUND_PREFER_FLOOR  ? fcmp(&kb, LLVMRealOGT, r, dconst(&kb, 0.5))
+                           : p->nm == NM_ROUND_PREFER_CEIL ? fcmp(&kb, LLVMRealOGE, r, dconst(&kb, 0.5))
+                           : p->nm == NM_FLOOR            ? LLVMConstInt(kb.t_i1, 0, 0)
+                                                           : fcmp(&kb, LLVMRealOGT, r, dconst(&kb, 0.0));
+        idx = LLVMBuildFAdd(b, f, LLVMBuildUIToFP(b, inc, kb.t_f64, ""), "");
+      }
+      LLVMValueRef i = LLVMBuildFPToSI(b, dclamp(&kb, idx, 0.0, in - 1), kb.t_i64, "");
+      hc_dyn_i64_store(&kb, toff, o, hc_kb_imul(&kb, i, stride));
+    } else {
+      /* The left sample wins an exact hit: ratio 1 from its left neighbour. */
+      LLVMValueRef r = LLVMBuildFSub(b, xo, f, "");
+      LLVMValueRef exact = fcmp(&kb, LLVMRealOEQ, r, dconst(&kb, 0.0));
+      f = dsel(&kb, exact, LLVMBuildFSub(b, f, dconst(&kb, 1.0), ""), f);
+      r = dsel(&kb, exact, dconst(&kb, 1.0), r);
+      LLVMValueRef w[4];
+      if (p->mode == MODE_LINEAR) {
+        w[0] = LLVMBuildFSub(b, dconst(&kb, 1.0), r, "");
+        w[1] = r;
+      } else {
+        /* tap_weights(): cubic convolution at distances r + 1, r, 1 - r,
+         * (1 - r) + 1, rounded as the C code rounds them. */
+        LLVMValueRef rm = LLVMBuildFSub(b, dconst(&kb, 1.0), r, "");
+        LLVMValueRef dist[4] = {LLVMBuildFAdd(b, r, dconst(&kb, 1.0), ""), r, rm,
+                                LLVMBuildFAdd(b, rm, dconst(&kb, 1.0), "")};
+        for (int k = 0; k < 4; ++k) {
+          LLVMValueRef t = dist[k];
+          if (k == 1 || k == 2) { /* ((A + 2) t - (A + 3)) t t + 1 */
+            LLVMValueRef v = LLVMBuildFSub(b, LLVMBuildFMul(b, dconst(&kb, A + 2), t, ""), dconst(&kb, A + 3), "");
+            w[k] = LLVMBuildFAdd(b, LLVMBuildFMul(b, LLVMBuildFMul(b, v, t, ""), t, ""), dconst(&kb, 1.0), "");
+          } else { /* ((A t - 5A) t + 8A) t - 4A */
+            LLVMValueRef v = LLVMBuildFSub(b, LLVMBuildFMul(b, dconst(&kb, A), t, ""), dconst(&kb, 5 * A), "");
+            v = LLVMBuildFAdd(b, LLVMBuildFMul(b, v, t, ""), dconst(&kb, 8 * A), "");
+            w[k] = LLVMBuildFSub(b, LLVMBuildFMul(b, v, t, ""), dconst(&kb, 4 * A), "");
+          }
+        }
+      }
+      LLVMValueRef fi = LLVMBuildFPToSI(b, dclamp(&kb, f, -16.0, in + 16.0), kb.t_i64, "");
+      LLVMValueRef sum = dconst(&kb, 0.0), idx[4];
+      for (int k = 0; k < K; ++k) {
+        LLVMValueRef pos = hc_kb_iadd(&kb, fi, hc_kb_i64(&kb, k + 1 - K / 2));
+        if (p->exclude_outside) {
+          LLVMValueRef inside = LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntSGE, pos, hc_kb_i64(&kb, 0), ""),
+                                             LLVMBuildICmp(b, LLVMIntSLE, pos, last, ""), "");
+          w[k] = dsel(&kb, inside, w[k], dconst(&kb, 0.0));
+          sum = LLVMBuildFAdd(b, sum, w[k], "");
+        }
+        idx[k] = hc_kb_imin(&kb, hc_kb_imax(&kb, pos, hc_kb_i64(&kb, 0)), last);
+      }
+      LLVMValueRef nonzero = fcmp(&kb, LLVMRealUNE, sum, dconst(&kb, 0.0));
+      LLVMValueRef cell = hc_kb_imul(&kb, o, hc_kb_i64(&kb, K));
+      for (int k = 0; k < K; ++k) {
+        LLVMValueRef wk = w[k];
+        if (p->exclude_outside) wk = dsel(&kb, nonzero, LLVMBuildFDiv(b, wk, sum, ""), wk);
+        if (ct != kb.t_f64) wk = LLVMBuildFPTrunc(b, wk, ct, "");
+        LLVMValueRef c = hc_kb_iadd(&kb, cell, hc_kb_i64(&kb, k));
+        hc_dyn_i64_store(&kb, toff, c, hc_kb_imul(&kb, idx[k], stride));
+        LLVMBuildStore(b, wk, hc_mv_gep(&kb, ct, tw, c));
+      }
+    }
+    hc_loop_end(&kb, &l);
+  }
+  double cells = 0;
+  for (int d = 0; d < p->rank; ++d)
+    if (rt_axis(p, d)) cells += (double)p->out[d] * K;
+  hc_kb_end(&kb, 30.0 * cells, 16.0 * cells);
+  return HX_OK;
+}
+
 /* Builds the per-axis tables, then one kernel over output rows (see the
  * top of the file); an all-identity resize is a copy. */
 static hx_status_t lower_resize(hc_lower_ctx* lc, hc_node* n) {
@@ -581,15 +877,22 @@ static hx_status_t lower_resize(hc_lower_ctx* lc, hc_node* n) {
   axis_taps taps[HC_MAX_RANK];
   memset(taps, 0, sizeof taps);
   hx_status_t st = HX_OK;
-  for (int d = 0; d < rank && st == HX_OK; ++d) st = axis_taps_make(&p, d, &taps[d]);
+  for (int d = 0; d < rank && st == HX_OK; ++d)
+    if (!rt_axis(&p, d)) st = axis_taps_make(&p, d, &taps[d]);
   bool identity = true, any_blend = false, any_oob = false;
   int kinds[HC_MAX_RANK];
   int64_t taps_total = 1;
   for (int d = 0; d < rank && st == HX_OK; ++d) {
-    kinds[d] = taps_identity(&p, d, &taps[d]) ? AX_IDENTITY : taps[d].K == 1 ? AX_GATHER : AX_BLEND;
+    if (rt_axis(&p, d)) { /* tables built at run time */
+      taps[d].K = rt_taps(&p);
+      kinds[d] = taps[d].K == 1 ? AX_GATHER : AX_BLEND;
+      any_oob |= p.ct == CT_TF_CROP_AND_RESIZE;
+    } else {
+      kinds[d] = taps_identity(&p, d, &taps[d]) ? AX_IDENTITY : taps[d].K == 1 ? AX_GATHER : AX_BLEND;
+      any_oob |= taps[d].oob != NULL;
+    }
     identity &= kinds[d] == AX_IDENTITY;
     any_blend |= kinds[d] == AX_BLEND;
-    any_oob |= taps[d].oob != NULL;
     taps_total *= taps[d].K;
   }
   if (st == HX_OK && identity) { /* every axis keeps its samples: a copy */
@@ -615,6 +918,15 @@ static hx_status_t lower_resize(hc_lower_ctx* lc, hc_node* n) {
   udims[last] = jblocks;
   int64_t units = hc_shape_numel(rank, udims);
   int64_t upt = hc_mv_units_per_task(JB * (int64_t)esize * taps_total);
+  int64_t rt_off[HC_MAX_RANK], rt_w[HC_MAX_RANK], rt_oob[HC_MAX_RANK];
+  if (p.any_rt) {
+    rt_layout(&p, rt_off, rt_w, rt_oob);
+    st = emit_runtime_tables(lc, n, &p, in_strides);
+    if (st != HX_OK) {
+      for (int d = 0; d < rank; ++d) free_taps(&taps[d]);
+      return st;
+    }
+  }
 
   hc_kb kb;
   HX_RETURN_IF_ERROR(hc_kb_begin(lc, n, NULL, hc_mv_tasks(units, upt), &kb));
@@ -628,6 +940,15 @@ static hx_status_t lower_resize(hc_lower_ctx* lc, hc_node* n) {
     a->kind = kinds[d];
     a->K = t->K;
     a->stride = in_strides[d];
+    if (rt_axis(&p, d)) { /* the tables the "tables" kernel filled */
+      a->off = (hc_mv_table){hc_dyn_workspace_at(&kb, rt_off[d]), kb.t_i64};
+      if (rt_w[d] >= 0) a->w = hc_dyn_workspace_at(&kb, rt_w[d]);
+      if (rt_oob[d] >= 0) {
+        a->oob = (hc_mv_table){hc_dyn_workspace_at(&kb, rt_oob[d]), kb.t_i64};
+        a->has_oob = true;
+      }
+      continue;
+    }
     int64_t cells = p.out[d] * t->K;
     if (a->kind != AX_IDENTITY) {
       for (int64_t c = 0; c < cells; ++c) t->idx[c] *= in_strides[d];
@@ -733,4 +1054,5 @@ static const char* const k_resize_attrs[] = {"antialias",
                                              "nearest_mode",
                                              NULL};
 
-const hc_op_desc hc_op_resize = {"Resize", "", 10, 22, k_resize_attrs, 0, infer_resize, lower_resize, NULL};
+const hc_op_desc hc_op_resize = {"Resize", "", 10, 22, k_resize_attrs, 0, infer_resize, lower_resize, NULL,
+                                 resize_workspace};

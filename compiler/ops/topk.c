@@ -1,9 +1,12 @@
 /* TopK: the k largest (or smallest) elements along an axis and their
  * indices (opsets 1, 10 and 11).
  *
- * k is an attribute before opset 10 and an input after; it sets the output
- * shape, so it must be a compile-time constant (--constant freezes a graph
- * input). Outputs are sorted best first whether or not `sorted` is set (the
+ * k is an attribute before opset 10 and an input after. A constant k sets
+ * the output shape. A k computed or fed at run time makes both outputs
+ * value-dependent shapes (compiler/ops/dynamic.h) with the axis length as
+ * upper bound: the kernel reads k (clamped to [0, axis length]), writes the
+ * outputs dense in the actual shape and records it. Outputs are sorted best
+ * first whether or not `sorted` is set (the
  * spec leaves the order free when it is 0); equal values keep the lower
  * index first, and NaN ranks below every number in both directions (as a
  * sort would place it last).
@@ -15,9 +18,11 @@
  * down, and a final heap sort leaves the slice ordered best first.
  * O(n log k) per slice, no scratch memory.
  */
+#include "compiler/ops/dynamic.h"
 #include "compiler/ops/op.h"
 
-/* Reads k (attribute or constant input) and the normalised axis. */
+/* Reads k (attribute or constant input; -1 when the input is known only at
+ * run time) and the normalised axis. */
 static hx_status_t topk_params(const hc_node* n, int64_t* k, int64_t* axis) {
   const hc_value* x = n->inputs[0];
   HX_RETURN_IF_ERROR(hc_norm_axis(n, hc_attr_int(n, "axis", -1), x->rank, axis));
@@ -29,6 +34,13 @@ static hx_status_t topk_params(const hc_node* n, int64_t* k, int64_t* axis) {
     if (kv->dtype != HX_DTYPE_INT64)
       return hc_node_error(n, HX_STATUS_INVALID_ARGUMENT, "K ('%s') must be int64, got %s", kv->name,
                            hx_dtype_name(kv->dtype));
+    if (hc_value_numel(kv) != 1 || kv->rank > 1)
+      return hc_node_error(n, HX_STATUS_INVALID_ARGUMENT, "K ('%s') must hold exactly one value, got %lld", kv->name,
+                           (long long)hc_value_numel(kv));
+    if (kv->kind != HC_VALUE_CONST) {
+      *k = -1; /* run-time k: value-dependent output shapes */
+      return HX_OK;
+    }
     int64_t vals[1];
     int count = 0;
     HX_RETURN_IF_ERROR(hc_const_ints(n, 1, vals, 1, &count));
@@ -58,9 +70,11 @@ static hx_status_t infer_topk(hc_graph* g, hc_node* n) {
   int64_t k, axis;
   HX_RETURN_IF_ERROR(topk_params(n, &k, &axis));
   int64_t dims[HC_MAX_RANK];
-  for (int d = 0; d < x->rank; ++d) dims[d] = d == axis ? k : x->dims[d];
+  for (int d = 0; d < x->rank; ++d) dims[d] = d == axis ? (k < 0 ? x->dims[d] : k) : x->dims[d];
   hc_set_output(n, 0, x->dtype, x->rank, dims);
   hc_set_output(n, 1, HX_DTYPE_INT64, x->rank, dims);
+  hc_dyn_set(n->outputs[0], k < 0);
+  hc_dyn_set(n->outputs[1], k < 0);
   return HX_OK;
 }
 
@@ -142,12 +156,14 @@ static hx_status_t lower_topk(hc_lower_ctx* lc, hc_node* n) {
   const hc_value *x = n->inputs[0], *vals = n->outputs[0], *idxs = n->outputs[1];
   int64_t k, axis;
   HX_RETURN_IF_ERROR(topk_params(n, &k, &axis));
-  if (k == 0 || hc_value_numel(x) == 0) return HX_OK; /* nothing to write */
+  bool runtime_k = k < 0;
+  if (!runtime_k && (k == 0 || hc_value_numel(x) == 0)) return HX_OK; /* nothing to write */
   int64_t len = x->dims[axis];
   int64_t outer = hc_shape_numel((int)axis, x->dims);
   int64_t inner = hc_shape_numel(x->rank - (int)axis - 1, x->dims + axis + 1);
+  int64_t kmax = runtime_k ? len : k; /* bounds the heap's depth */
   int depth = 1;
-  while ((1ll << depth) <= k) ++depth;
+  while ((1ll << depth) <= kmax) ++depth;
   hc_kb kb;
   HX_RETURN_IF_ERROR(hc_kb_begin(lc, n, NULL, outer * inner, &kb));
   topk_emit e = {.kb = &kb, .dt = x->dtype, .largest = n->opset < 11 || hc_attr_int(n, "largest", 1) != 0,
@@ -156,28 +172,43 @@ static hx_status_t lower_topk(hc_lower_ctx* lc, hc_node* n) {
   e.pi = hc_kb_ptr(&kb, idxs);
   e.pos_slot = hc_kb_alloca(&kb, kb.t_i64, "pos");
   LLVMValueRef px = hc_kb_ptr(&kb, x);
-  LLVMValueRef zero = hc_kb_i64(&kb, 0), K = hc_kb_i64(&kb, k);
   LLVMBuilderRef b = kb.b;
+  LLVMValueRef zero = hc_kb_i64(&kb, 0), one = hc_kb_i64(&kb, 1), K = hc_kb_i64(&kb, k);
+  if (runtime_k) {
+    K = hc_kb_load(&kb, HX_DTYPE_INT64, hc_kb_ptr(&kb, n->inputs[1]), zero);
+    K = hc_kb_imin(&kb, hc_kb_imax(&kb, K, zero), hc_kb_i64(&kb, len));
+    hc_if first;
+    hc_dyn_first_begin(&kb, &first);
+    LLVMValueRef dims[HC_MAX_RANK];
+    for (int d = 0; d < x->rank; ++d) dims[d] = d == axis ? K : hc_kb_i64(&kb, x->dims[d]);
+    hc_dyn_store_dims(&kb, vals, dims);
+    hc_dyn_store_dims(&kb, idxs, dims);
+    hc_if_end(&kb, &first);
+  }
+  LLVMValueRef khalf = LLVMBuildSDiv(b, K, hc_kb_i64(&kb, 2), "");
 
   hc_loop task, l;
   LLVMValueRef t = hc_kb_task_loop_begin(&kb, &task);
   LLVMValueRef o = LLVMBuildUDiv(b, t, e.inner, "");
   LLVMValueRef i = LLVMBuildURem(b, t, e.inner, "");
   LLVMValueRef xbase = hc_kb_iadd(&kb, hc_kb_imul(&kb, o, hc_kb_i64(&kb, len * inner)), i);
-  e.ybase = hc_kb_iadd(&kb, hc_kb_imul(&kb, o, hc_kb_i64(&kb, k * inner)), i);
+  e.ybase = hc_kb_iadd(&kb, hc_kb_imul(&kb, o, hc_kb_imul(&kb, K, e.inner)), i);
 
   /* The first k elements, heapified. */
   LLVMValueRef j = hc_loop_begin(&kb, &l, zero, K, "j");
   heap_set(&e, j, hc_kb_load(&kb, e.dt, px, hc_kb_iadd(&kb, xbase, hc_kb_imul(&kb, j, e.inner))), j);
   hc_loop_end(&kb, &l);
-  if (k / 2 > 0) {
-    LLVMValueRef q = hc_loop_begin(&kb, &l, zero, hc_kb_i64(&kb, k / 2), "q");
-    sift_down(&e, LLVMBuildSub(b, hc_kb_i64(&kb, k / 2 - 1), q, ""), K);
+  if (runtime_k || k / 2 > 0) {
+    LLVMValueRef q = hc_loop_begin(&kb, &l, zero, khalf, "q");
+    sift_down(&e, LLVMBuildSub(b, LLVMBuildSub(b, khalf, one, ""), q, ""), K);
     hc_loop_end(&kb, &l);
   }
   /* The rest: replace the root when better. */
-  if (len > k) {
-    j = hc_loop_begin(&kb, &l, K, hc_kb_i64(&kb, len), "j");
+  if (runtime_k || len > k) {
+    /* (A run-time k of 0 has no heap: skip the loop.) */
+    LLVMValueRef empty = LLVMBuildICmp(b, LLVMIntEQ, K, zero, "");
+    LLVMValueRef from = runtime_k ? LLVMBuildSelect(b, empty, hc_kb_i64(&kb, len), K, "") : K;
+    j = hc_loop_begin(&kb, &l, from, hc_kb_i64(&kb, len), "j");
     LLVMValueRef v = hc_kb_load(&kb, e.dt, px, hc_kb_iadd(&kb, xbase, hc_kb_imul(&kb, j, e.inner)));
     LLVMValueRef rv, ri;
     heap_get(&e, zero, &rv, &ri);
@@ -189,9 +220,10 @@ static hx_status_t lower_topk(hc_lower_ctx* lc, hc_node* n) {
     hc_loop_end(&kb, &l);
   }
   /* Heap sort: the worst goes last. */
-  if (k > 1) {
-    LLVMValueRef q = hc_loop_begin(&kb, &l, zero, hc_kb_i64(&kb, k - 1), "q");
-    LLVMValueRef last = LLVMBuildSub(b, hc_kb_i64(&kb, k - 1), q, "");
+  if (runtime_k || k > 1) {
+    LLVMValueRef km1 = LLVMBuildSub(b, K, one, "");
+    LLVMValueRef q = hc_loop_begin(&kb, &l, zero, km1, "q");
+    LLVMValueRef last = LLVMBuildSub(b, km1, q, "");
     LLVMValueRef rv, ri, lv, li;
     heap_get(&e, zero, &rv, &ri);
     heap_get(&e, last, &lv, &li);
@@ -202,7 +234,7 @@ static hx_status_t lower_topk(hc_lower_ctx* lc, hc_node* n) {
   }
   hc_loop_end(&kb, &task);
   double lg = (double)depth;
-  hc_kb_end(&kb, (double)hc_value_numel(x) * 2.0 + (double)(outer * inner) * (double)k * lg * 6.0,
+  hc_kb_end(&kb, (double)hc_value_numel(x) * 2.0 + (double)(outer * inner) * (double)kmax * lg * 6.0,
             (double)hc_value_nbytes(x) + (double)hc_value_nbytes(vals) + (double)hc_value_nbytes(idxs));
   return HX_OK;
 }

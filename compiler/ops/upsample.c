@@ -2,7 +2,9 @@
  * (multi)linear upsampling by per-axis scales >= 1, output dims
  * floor(dim * scale).
  *
- * scales is an attribute in opsets 7-8 and a (constant) input from 9. The
+ * scales is an attribute in opsets 7-8 and an input from 9: a constant, or
+ * a tensor computed or fed at run time when the model declares the output
+ * shape (Resize's run-time scales, see resize.c). The
  * math is Resize-10's, as in ONNX Runtime: asymmetric coordinates
  * (x_in = x_out / scale), nearest rounding down, linear clamped at the
  * edge. So Upsample is lowered by the Resize descriptor (resize.c) on a
@@ -66,14 +68,10 @@ static hx_status_t make_proxy(hc_node* n, upsample_proxy* p) {
     HX_RETURN_IF_ERROR(hc_check_dtype(n, 1, HC_DT(HX_DTYPE_FLOAT32)));
     p->inputs[1] = n->inputs[1];
     sv = n->inputs[1];
-    if (sv->kind != HC_VALUE_CONST)
-      return hc_node_error(n, HX_STATUS_UNSUPPORTED,
-                           "input 1 ('%s', scales) determines the output shape and must be known at compile time; it "
-                           "is computed at run time here (freeze it with --constant %s=FILE.pb if it is a graph input)",
-                           sv->name, sv->name);
     if (sv->rank != 1 || sv->dims[0] != x->rank)
       return hc_node_error(n, HX_STATUS_INVALID_ARGUMENT, "scales ('%s') must be 1-D with %d entries (the input rank)",
                            sv->name, x->rank);
+    if (sv->kind != HC_VALUE_CONST) return HX_OK; /* read at run time (resize.c) */
   }
   for (int d = 0; d < x->rank; ++d) {
     double s = 0;
@@ -100,4 +98,16 @@ static hx_status_t lower_upsample(hc_lower_ctx* lc, hc_node* n) {
   return st;
 }
 
-const hc_op_desc hc_op_upsample = {"Upsample", "", 7, 9, k_upsample_attrs, 0, infer_upsample, lower_upsample, NULL};
+/* Resize-10's workspace (its run-time scale tables) for the stand-in. */
+static uint64_t upsample_workspace(const hc_node* n) {
+  upsample_proxy p;
+  hx_status_t st = make_proxy((hc_node*)n, &p);
+  if (st != HX_OK) {
+    hx_status_free(st);
+    return 0;
+  }
+  return hc_op_resize.workspace(&p.node);
+}
+
+const hc_op_desc hc_op_upsample = {"Upsample", "", 7, 9, k_upsample_attrs, 0, infer_upsample, lower_upsample, NULL,
+                                   upsample_workspace};

@@ -19,7 +19,7 @@ typedef struct hc_compile_options {
   const char* target;       /* "native" (default), "x86-64-v3", "x86-64-v4" */
   const char* mcpu;         /* optional CPU model */
   int opt_level;            /* 0..3, default 3 */
-  const char* emit;         /* "lib" (default), "obj", "llvm-ir", "asm", "manifest" */
+  const char* emit;         /* "lib" (default), "obj", "llvm-ir", "asm", "manifest", "memplan", "memplan-svg" */
   /* --shape NAME=DIMS and --constant NAME=FILE, as given on the command line. */
   const char* shapes[HC_MAX_OVERRIDES];
   int num_shapes;

@@ -18,7 +18,13 @@
  * `harnessc --batch 1,2,4,8` holds one program per batch size, all sharing
  * the one weights blob. The header's own signature, arena and variants are
  * those of programs[0], so a 1.0 loader still runs a 1.1 artifact at its
- * smallest batch size.
+ * smallest batch size. 1.2 appends `dynamic_outputs` to the header: outputs
+ * whose shape depends on values (NonZero, Unique, Compress,
+ * NonMaxSuppression, TopK with a run-time k). Their hx_abi_tensor holds an
+ * upper bound that the caller's buffer must have room for; after a run the
+ * data is dense in the actual shape at the start of the buffer and the
+ * actual dims are in the arena (see hx_abi_dynamic_output). A 1.1 loader
+ * ignores the table and sees the upper bound.
  *
  * Kernel calling convention: every kernel is
  *     void kernel(void* const* bases, int64_t begin, int64_t end);
@@ -45,7 +51,7 @@ extern "C" {
 
 #define HX_ABI_MAGIC 0x53534e48u /* "HNSS" little-endian */
 #define HX_ABI_VERSION_MAJOR 1
-#define HX_ABI_VERSION_MINOR 1
+#define HX_ABI_VERSION_MINOR 2
 #define HX_ARTIFACT_QUERY_SYMBOL "harness_artifact_query"
 
 /* Indices into the bases table (see above). */
@@ -132,6 +138,19 @@ typedef struct hx_abi_program {
   uint32_t reserved;
 } hx_abi_program;
 
+/* One output with a value-dependent shape (ABI 1.2). After every run the
+ * arena holds its actual dims, int64[rank] (the rank of its hx_abi_tensor),
+ * at byte offset dims_offset; each dim is at most the tensor's upper-bound
+ * dim, and the output's data is dense (row-major) in those dims at the start
+ * of its buffer. The slot is written by the kernels only: a loader that
+ * reads it before the first run must have initialised it (libharness writes
+ * the upper bound at session creation). */
+typedef struct hx_abi_dynamic_output {
+  uint32_t program;     /* index in hx_abi_header.programs (0 without --batch) */
+  uint32_t output;      /* output index */
+  uint64_t dims_offset; /* arena byte offset of the int64[rank] actual dims */
+} hx_abi_dynamic_output;
+
 typedef struct hx_abi_header {
   uint32_t magic;       /* HX_ABI_MAGIC */
   uint16_t abi_major;   /* HX_ABI_VERSION_MAJOR of the producer */
@@ -158,10 +177,18 @@ typedef struct hx_abi_header {
   const hx_abi_program* programs;
   uint32_t num_programs;
   uint32_t reserved2;
+  /* ABI 1.2: the outputs with value-dependent shapes, in (program, output)
+   * order; NULL/0 when every output is static (and absent before 1.2: check
+   * abi_minor and header_bytes). */
+  const hx_abi_dynamic_output* dynamic_outputs;
+  uint32_t num_dynamic_outputs;
+  uint32_t reserved3;
 } hx_abi_header;
 
 /* sizeof(hx_abi_header) in ABI 1.0, the smallest header a loader accepts. */
 #define HX_ABI_HEADER_BYTES_1_0 112u
+/* sizeof(hx_abi_header) in ABI 1.1 (up to programs). */
+#define HX_ABI_HEADER_BYTES_1_1 128u
 
 typedef const hx_abi_header* (*hx_abi_query_fn)(void);
 
@@ -170,7 +197,8 @@ _Static_assert(sizeof(hx_abi_tensor) == 32, "hx_abi_tensor layout is ABI");
 _Static_assert(sizeof(hx_abi_kernel) == 56, "hx_abi_kernel layout is ABI");
 _Static_assert(sizeof(hx_abi_variant) == 32, "hx_abi_variant layout is ABI");
 _Static_assert(sizeof(hx_abi_program) == 48, "hx_abi_program layout is ABI");
-_Static_assert(sizeof(hx_abi_header) == 128, "hx_abi_header layout is ABI");
+_Static_assert(sizeof(hx_abi_dynamic_output) == 16, "hx_abi_dynamic_output layout is ABI");
+_Static_assert(sizeof(hx_abi_header) == 144, "hx_abi_header layout is ABI");
 #endif
 
 #ifdef __cplusplus

@@ -140,6 +140,23 @@ hx_status_t hx_session_bind_output(hx_session_t* session, size_t index, void* da
  * HX_STATUS_FAILED_PRECONDITION if an input or output is unbound. */
 hx_status_t hx_session_run(hx_session_t* session);
 
+/* Outputs whose shape depends on values (NonZero, Unique, Compress,
+ * NonMaxSuppression, TopK with a run-time k): hx_model_output_info and
+ * hx_session_output_info give an upper bound, and the buffer bound to such
+ * an output must have room for it. After hx_session_run, the output's data
+ * is dense (row-major) in its actual shape at the start of the buffer, and
+ * hx_session_output_shape reports that shape; its byte size is the product
+ * of the dims times hx_dtype_size. */
+/* 1 if output `index` has a value-dependent shape, 0 otherwise. */
+int hx_model_output_is_dynamic(const hx_model_t* model, size_t index);
+/* The shape of output `index` produced by the last hx_session_run: the
+ * actual shape of a value-dependent output (its upper bound before the first
+ * run), the static shape of any other. Writes the rank to *out_rank and the
+ * dims to out_dims, which has room for dims_capacity entries (the output's
+ * rank from hx_session_output_info is enough). */
+hx_status_t hx_session_output_shape(const hx_session_t* session, size_t index, int32_t* out_rank, int64_t* out_dims,
+                                    size_t dims_capacity);
+
 /* Threads the session actually uses. */
 int32_t hx_session_thread_count(const hx_session_t* session);
 

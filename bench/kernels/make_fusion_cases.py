@@ -1,0 +1,246 @@
+#!/usr/bin/python3
+"""Generates ONNX backend-style test folders that exercise the fast GEMM and
+convolution kernels and the fusion pass (passes/fusion.c): Conv/Gemm/MatMul
+with element-wise epilogues (bias, residual Add, Relu, Clip, LeakyRelu,
+HardSigmoid, HardSwish, SiLU, Tanh, the Erf form of GELU), chains of
+element-wise ops (broadcasting, Cast in the middle), groups that must not
+fuse (an intermediate with a second use, an intermediate that is a graph
+output, an operand that depends on the group), depthwise/grouped/strided/
+dilated/padded convolutions at the sizes where the kernels switch tiles,
+and products with ragged edges. Expected outputs come from numpy (and
+torch for convolutions, float64).
+
+usage: make_fusion_cases.py OUTPUT_DIR
+then:  harness-test -O3 OUTPUT_DIR/*   (and -O1: the same models unfused)
+"""
+import math
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+RNG = np.random.default_rng(4321)
+
+
+def write_case(root, name, nodes, inputs, outputs, inits=(), opset=17):
+    d = os.path.join(root, name)
+    os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
+    def vi(n, v):
+        return helper.make_tensor_value_info(n, onnx.mapping.NP_TYPE_TO_TENSOR_TYPE[np.asarray(v).dtype], list(np.shape(v)))
+    g = helper.make_graph(nodes, name, [vi(n, v) for n, v in inputs], [vi(n, v) for n, v in outputs],
+                          [numpy_helper.from_array(np.asarray(v), n) for n, v in inits])
+    m = helper.make_model(g, producer_name="make_fusion_cases", opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 8
+    onnx.save(m, os.path.join(d, "model.onnx"))
+    for kind, items in (("input", inputs), ("output", outputs)):
+        for i, (n, v) in enumerate(items):
+            with open(os.path.join(d, "test_data_set_0", "%s_%d.pb" % (kind, i)), "wb") as f:
+                f.write(numpy_helper.from_array(np.asarray(v), n).SerializeToString())
+
+
+def randf(*shape):
+    return RNG.standard_normal(shape).astype(np.float32)
+
+
+def conv_ref(x, w, b, stride, pad, group, dil):
+    import torch
+    y = torch.nn.functional.conv2d(torch.from_numpy(x).double(), torch.from_numpy(w).double(),
+                                   None if b is None else torch.from_numpy(b).double(), stride=stride,
+                                   padding=pad, dilation=dil, groups=group)
+    return y.numpy()
+
+
+def sigmoid(x):
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+ERF = np.vectorize(math.erf)
+
+# Epilogues as (ONNX nodes after the producer "c" -> "y", extra inputs, numpy function of (c, extras)).
+def epilogues(shape):
+    res = randf(*shape)
+    chan = randf(1, shape[1], *([1] * (len(shape) - 2))) if len(shape) >= 3 else randf(shape[-1])
+    return {
+        "relu": ([helper.make_node("Relu", ["c"], ["y"])], [], lambda c: np.maximum(c, 0)),
+        "res_relu": ([helper.make_node("Add", ["c", "r"], ["a"]), helper.make_node("Relu", ["a"], ["y"])],
+                     [("r", res)], lambda c: np.maximum(c + res, 0)),
+        "res_first": ([helper.make_node("Add", ["r", "c"], ["y"])], [("r", res)], lambda c: res + c),
+        "bias_clip": ([helper.make_node("Add", ["c", "bb"], ["a"]), helper.make_node("Clip", ["a", "lo", "hi"], ["y"])],
+                      [("bb", chan), ("lo", np.float32(0)), ("hi", np.float32(6))],
+                      lambda c: np.clip(c + chan, 0, 6)),
+        "leaky": ([helper.make_node("LeakyRelu", ["c"], ["y"], alpha=0.1)], [], lambda c: np.where(c > 0, c, 0.1 * c)),
+        "hardswish": ([helper.make_node("HardSwish", ["c"], ["y"])], [], lambda c: c * np.clip(c / 6 + 0.5, 0, 1)),
+        "hardsigmoid_mul": ([helper.make_node("HardSigmoid", ["c"], ["h"], alpha=0.2, beta=0.5),
+                             helper.make_node("Mul", ["c", "h"], ["y"])], [],
+                            lambda c: c * np.clip(0.2 * c + 0.5, 0, 1)),
+        "silu": ([helper.make_node("Sigmoid", ["c"], ["s"]), helper.make_node("Mul", ["c", "s"], ["y"])], [],
+                 lambda c: c * sigmoid(c)),
+        "tanh": ([helper.make_node("Tanh", ["c"], ["y"])], [], np.tanh),
+        "gelu_erf": ([helper.make_node("Div", ["c", "sq2"], ["d"]), helper.make_node("Erf", ["d"], ["e"]),
+                      helper.make_node("Add", ["e", "one"], ["e1"]), helper.make_node("Mul", ["c", "e1"], ["p"]),
+                      helper.make_node("Mul", ["p", "half"], ["y"])],
+                     [("sq2", np.float32(math.sqrt(2))), ("one", np.float32(1)), ("half", np.float32(0.5))],
+                     lambda c: 0.5 * c * (1 + ERF(c / math.sqrt(2)))),
+    }
+
+
+def split_extras(extras):
+    """Scalars and per-channel operands become initializers, full tensors inputs."""
+    inits = [(n, v) for n, v in extras if np.ndim(v) == 0 or n in ("bb",)]
+    ins = [(n, v) for n, v in extras if not (np.ndim(v) == 0 or n in ("bb",))]
+    return ins, inits
+
+
+def conv_epilogue_cases(root):
+    # (C, H, W, M, k, stride, pad, group, dil): shapes that pick each kernel.
+    shapes = {
+        "pix1x1": (16, 20, 20, 24, 1, 1, 0, 1, 1),
+        "pix3x3": (8, 19, 23, 20, 3, 1, 1, 1, 1),
+        "chan3x3": (64, 7, 7, 48, 3, 1, 1, 1, 1),
+        "chan1x1": (96, 9, 11, 40, 1, 1, 0, 1, 1),
+        "dw3x3": (12, 17, 29, 12, 3, 1, 1, 12, 1),
+        "dw5x5s2": (10, 21, 18, 10, 5, 2, 2, 10, 1),
+    }
+    for sname, (C, H, W, M, k, s, p, g, dl) in shapes.items():
+        x = randf(1, C, H, W)
+        w = (randf(M, C // g, k, k) / math.sqrt(C // g * k * k)).astype(np.float32)
+        b = randf(M)
+        c = conv_ref(x, w, b, s, p, g, dl)
+        for ename, (enodes, extras, fn) in epilogues(c.shape).items():
+            ins, inits = split_extras(extras)
+            conv = helper.make_node("Conv", ["x", "W", "B"], ["c"], kernel_shape=[k, k], strides=[s, s],
+                                    pads=[p] * 4, group=g, dilations=[dl, dl])
+            y = fn(c).astype(np.float32)
+            write_case(root, f"fuse_conv_{sname}_{ename}", [conv] + enodes, [("x", x)] + ins, [("y", y)],
+                       [("W", w), ("B", b)] + inits)
+
+
+def matmul_epilogue_cases(root):
+    for mname, (M, K, N, const_b, gemm) in {
+        "mm_const": (37, 64, 80, True, False),
+        "mm_rt": (20, 33, 50, False, False),
+        "gemm_tb": (13, 40, 72, True, True),
+    }.items():
+        a = randf(M, K)
+        bm = (randf(N, K) if gemm else randf(K, N)) / math.sqrt(K)
+        bm = bm.astype(np.float32)
+        bias = randf(N)
+        if gemm:
+            c = a.astype(np.float64) @ bm.T.astype(np.float64) + bias
+            prod = helper.make_node("Gemm", ["x", "Bm", "bias"], ["c"], transB=1)
+        else:
+            c = a.astype(np.float64) @ bm.astype(np.float64)
+            prod = helper.make_node("MatMul", ["x", "Bm"], ["c"])
+        for ename, (enodes, extras, fn) in epilogues(c.shape).items():
+            if ename in ("bias_clip",):
+                continue
+            ins, inits = split_extras(extras)
+            inputs = [("x", a)] + ([] if const_b else [("Bm", bm)]) + ins
+            cinits = ([("Bm", bm)] if const_b else []) + ([("bias", bias)] if gemm else []) + inits
+            write_case(root, f"fuse_{mname}_{ename}", [prod] + enodes, inputs, [("y", fn(c).astype(np.float32))], cinits)
+    # Batched MatMul with B shared (rows folded) and a per-row bias [M, 1].
+    a = randf(3, 10, 24)
+    bm = randf(24, 40)
+    rb = randf(10, 1)
+    c = a.astype(np.float64) @ bm
+    write_case(root, "fuse_mm_batched_rowbias",
+               [helper.make_node("MatMul", ["x", "Bm"], ["c"]), helper.make_node("Add", ["c", "rb"], ["a"]),
+                helper.make_node("Relu", ["a"], ["y"])],
+               [("x", a)], [("y", np.maximum(c + rb, 0).astype(np.float32))], [("Bm", bm), ("rb", rb)])
+
+
+def chain_cases(root):
+    x = randf(2, 3, 5, 7)
+    y = randf(1, 3, 1, 7)
+    z = randf(7)
+    # Mul -> Add (broadcast) -> Sigmoid -> Mul(x): one FusedElementwise.
+    nodes = [helper.make_node("Mul", ["x", "y"], ["m"]), helper.make_node("Add", ["m", "z"], ["a"]),
+             helper.make_node("Sigmoid", ["a"], ["s"]), helper.make_node("Mul", ["s", "x"], ["out"])]
+    ref = sigmoid(x * y + z) * x
+    write_case(root, "fuse_chain_bcast", nodes, [("x", x), ("y", y), ("z", z)], [("out", ref.astype(np.float32))])
+    # Cast in the middle of a chain (float -> int32 -> float).
+    nodes = [helper.make_node("Mul", ["x", "k"], ["m"]), helper.make_node("Cast", ["m"], ["i"], to=TensorProto.INT32),
+             helper.make_node("Cast", ["i"], ["f"], to=TensorProto.FLOAT), helper.make_node("Sub", ["f", "x"], ["out"])]
+    ref = np.trunc(x * 3.0).astype(np.int32).astype(np.float32) - x
+    write_case(root, "fuse_chain_cast", nodes, [("x", x)], [("out", ref)], [("k", np.float32(3.0))])
+    # An intermediate with a use outside the chain, and one that is a graph output.
+    nodes = [helper.make_node("Relu", ["x"], ["r"]), helper.make_node("Neg", ["r"], ["n"]),
+             helper.make_node("Add", ["n", "y"], ["out"]), helper.make_node("Mul", ["r", "y"], ["out2"])]
+    r = np.maximum(x, 0)
+    write_case(root, "fuse_chain_shared", nodes, [("x", x), ("y", y)], [("out", -r + y), ("out2", r * y)])
+    nodes = [helper.make_node("Relu", ["x"], ["r"]), helper.make_node("Neg", ["r"], ["out"])]
+    write_case(root, "fuse_chain_output", nodes, [("x", x)], [("r", r), ("out", -r)])
+
+
+def group_cases(root):
+    # A residual that depends on the conv being fused: must not fuse into it.
+    x = randf(1, 8, 9, 9)
+    w = randf(8, 8, 1, 1) / 3
+    c = conv_ref(x, w, None, 1, 0, 1, 1)
+    nodes = [helper.make_node("Conv", ["x", "W"], ["c"], kernel_shape=[1, 1]), helper.make_node("Relu", ["c"], ["r"]),
+             helper.make_node("Neg", ["r"], ["n"]), helper.make_node("Add", ["c", "n"], ["y"])]
+    r = np.maximum(c, 0)
+    write_case(root, "fuse_conv_diamond", nodes, [("x", x)], [("y", (c - r).astype(np.float32))], [("W", w)])
+    # The conv result is also a graph output: nothing may be fused into it.
+    nodes = [helper.make_node("Conv", ["x", "W"], ["c"], kernel_shape=[1, 1]), helper.make_node("Relu", ["c"], ["y"])]
+    write_case(root, "fuse_conv_output", nodes, [("x", x)], [("c", c.astype(np.float32)), ("y", r.astype(np.float32))],
+               [("W", w)])
+    # Two convs sharing a residual added to both.
+    w2 = randf(8, 8, 3, 3) / 8
+    c2 = conv_ref(x, w2, None, 1, 1, 1, 1)
+    nodes = [helper.make_node("Conv", ["x", "W"], ["c"], kernel_shape=[1, 1]),
+             helper.make_node("Conv", ["x", "W2"], ["c2"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+             helper.make_node("Add", ["c", "c2"], ["y"])]
+    write_case(root, "fuse_conv_sum", nodes, [("x", x)], [("y", (c + c2).astype(np.float32))], [("W", w), ("W2", w2)])
+
+
+def kernel_cases(root):
+    # Convolutions at shapes that pick each kernel and its ragged edges.
+    for name, (N, C, H, W, M, k, s, p, g, dl) in {
+        "conv_pix_big": (1, 3, 33, 47, 17, 3, 2, 1, 1, 1),
+        "conv_pix_grouped": (2, 8, 12, 13, 12, 3, 1, 1, 4, 1),
+        "conv_pix_dilated": (1, 6, 15, 16, 10, 3, 1, 2, 1, 2),
+        "conv_chan_s2": (1, 40, 15, 15, 64, 3, 2, 1, 1, 1),
+        "conv_chan_ragged": (2, 36, 5, 9, 56, 3, 1, 1, 1, 1),
+        "conv_chan_grouped": (1, 64, 6, 6, 96, 1, 1, 0, 2, 1),
+        "conv_dw_s1_k7": (1, 5, 9, 40, 5, 7, 1, 3, 5, 1),
+        "conv_dw_s2_odd": (1, 7, 13, 35, 7, 3, 2, 1, 7, 1),
+        "conv_dw_nopad": (2, 4, 6, 6, 4, 3, 1, 0, 4, 1),
+        "conv_1x1_s2": (1, 24, 14, 15, 40, 1, 2, 0, 1, 1),
+    }.items():
+        x = randf(N, C, H, W)
+        w = (randf(M, C // g, k, k) / math.sqrt(C // g * k * k)).astype(np.float32)
+        b = randf(M)
+        y = conv_ref(x, w, b, s, p, g, dl).astype(np.float32)
+        node = helper.make_node("Conv", ["x", "W", "B"], ["y"], kernel_shape=[k, k], strides=[s, s], pads=[p] * 4,
+                                group=g, dilations=[dl, dl])
+        write_case(root, f"fast_{name}", [node], [("x", x)], [("y", y)], [("W", w), ("B", b)])
+        # The same with the weights as an input (packed at run time).
+        write_case(root, f"fast_{name}_wrt", [node], [("x", x), ("W", w)], [("y", y)], [("B", b)])
+    # Products with ragged tiles, split reductions and runtime-packed B.
+    for name, (M, K, N) in {"mm_ragged": (61, 700, 77), "mm_tall": (300, 96, 40), "mm_wide": (5, 50, 300),
+                            "mm_bigk": (24, 1500, 130)}.items():
+        a = randf(M, K)
+        bm = randf(K, N) / math.sqrt(K)
+        y = (a.astype(np.float64) @ bm).astype(np.float32)
+        node = helper.make_node("MatMul", ["x", "Bm"], ["y"])
+        write_case(root, f"fast_{name}", [node], [("x", a), ("Bm", bm)], [("y", y)])
+        write_case(root, f"fast_{name}_const", [node], [("x", a)], [("y", y)], [("Bm", bm)])
+
+
+def main():
+    if len(sys.argv) != 2:
+        print(__doc__)
+        sys.exit(2)
+    root = sys.argv[1]
+    conv_epilogue_cases(root)
+    matmul_epilogue_cases(root)
+    chain_cases(root)
+    group_cases(root)
+    kernel_cases(root)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,122 @@
+/* Fused element-wise epilogues (see epilogue.h). */
+#include "compiler/codegen/epilogue.h"
+
+#include <string.h>
+
+#include "compiler/ops/op.h"
+
+bool hc_epilogue_coefs(const hc_value* out, const hc_value* v, const int split[2], int64_t coef[3]) {
+  int R = out->rank;
+  if (v->rank > R) return false;
+  int64_t vs[HC_MAX_RANK];
+  hc_strides(v->rank, v->dims, vs);
+  int lo[3] = {0, split[0], split[1]}, hi[3] = {split[0], split[1], R};
+  for (int g = 0; g < 3; ++g) {
+    bool full = true, bcast = true;
+    int64_t inner = 0;
+    for (int d = lo[g]; d < hi[g]; ++d) {
+      int vd = d - (R - v->rank);
+      int64_t vdim = vd < 0 ? 1 : v->dims[vd];
+      if (vdim != out->dims[d] && vdim != 1) return false;
+      if (out->dims[d] == 1) continue; /* both complete and broadcast */
+      if (vdim == 1)
+        full = false;
+      else
+        bcast = false;
+      inner = vs[vd];
+    }
+    if (!full && !bcast) return false;
+    /* A complete group is contiguous in the operand (its dims equal the
+     * output's): the group's flat index steps the operand by the stride of
+     * its last non-unit dim. */
+    coef[g] = bcast ? 0 : inner;
+  }
+  return true;
+}
+
+hx_status_t hc_epilogue_begin(hc_kb* kb, const hc_node* n, const int split[2], hc_epilogue* e) {
+  memset(e, 0, sizeof *e);
+  e->node = n;
+  e->count = n->num_fused;
+  if (!n->num_fused) return HX_OK;
+  if (n->num_inputs - n->fused_input_base > HC_EPILOGUE_MAX_INPUTS)
+    return hc_node_error(n, HX_STATUS_INTERNAL, "too many fused operands");
+  for (int i = n->fused_input_base; i < n->num_inputs; ++i) {
+    const hc_value* v = n->inputs[i];
+    int k = i - n->fused_input_base;
+    if (!v) continue;
+    if (!hc_epilogue_coefs(n->outputs[0], v, split, e->coef[k]))
+      return hc_node_error(n, HX_STATUS_INTERNAL, "fused operand '%s' does not broadcast by dimension groups", v->name);
+    e->ptr[k] = hc_kb_ptr(kb, v);
+  }
+  return HX_OK;
+}
+
+LLVMValueRef hc_fused_eval(hc_kb* kb, const hc_node* n, LLVMValueRef result, LLVMValueRef* inputs) {
+  LLVMValueRef vals[64];
+  LLVMValueRef r = result;
+  for (int j = 0; j < n->num_fused && j < 64; ++j) {
+    const hc_fused_op* f = &n->fused[j];
+    LLVMValueRef in[HC_EPILOGUE_MAX_INPUTS + 8];
+    for (int i = 0; i < f->node->num_inputs; ++i) {
+      int a = f->args[i];
+      in[i] = a >= 0 ? inputs[a] : a == -1 ? result : vals[-2 - a];
+    }
+    vals[j] = f->node->op->scalar(kb, f->node, in);
+    r = vals[j];
+  }
+  return r;
+}
+
+LLVMValueRef hc_epilogue_apply(hc_kb* kb, const hc_epilogue* e, LLVMValueRef value, LLVMValueRef* coord) {
+  if (!e->count) return value;
+  const hc_node* n = e->node;
+  LLVMValueRef inputs[HC_EPILOGUE_MAX_INPUTS + 8] = {0};
+  /* Load each extra operand once (a value may feed several fused ops). */
+  for (int i = n->fused_input_base; i < n->num_inputs; ++i) {
+    int k = i - n->fused_input_base;
+    const hc_value* v = n->inputs[i];
+    if (!v) continue;
+    LLVMValueRef idx = hc_kb_i64(kb, 0);
+    for (int g = 0; g < 3; ++g)
+      if (e->coef[k][g])
+        idx = hc_kb_iadd(kb, idx, e->coef[k][g] == 1 ? coord[g] : hc_kb_imul(kb, coord[g], hc_kb_i64(kb, e->coef[k][g])));
+    inputs[i] = hc_kb_load(kb, v->dtype, e->ptr[k], idx);
+  }
+  return hc_fused_eval(kb, n, value, inputs);
+}
+
+LLVMValueRef hc_epilogue_apply_vec(hc_kb* kb, const hc_epilogue* e, LLVMValueRef value, LLVMValueRef* coord, int g,
+                                   unsigned lanes) {
+  if (!e->count) return value;
+  LLVMValueRef out = value;
+  for (unsigned j = 0; j < lanes; ++j) {
+    LLVMValueRef c[3] = {coord[0], coord[1], coord[2]};
+    c[g] = hc_kb_iadd(kb, c[g], hc_kb_i64(kb, (int64_t)j));
+    LLVMValueRef lane = LLVMConstInt(kb->t_i32, j, 0);
+    LLVMValueRef x = LLVMBuildExtractElement(kb->b, value, lane, "");
+    x = hc_epilogue_apply(kb, e, x, c);
+    out = LLVMBuildInsertElement(kb->b, out, x, lane, "");
+  }
+  return out;
+}
+
+bool hc_epilogue_light(const hc_node* n) {
+  static const char* const light[] = {"Relu", "Clip", "Add", "Sub", "Mul", "Div", "LeakyRelu", "HardSigmoid",
+                                      "HardSwish", "Max", "Min", "Neg", "Abs", "PRelu", "ThresholdedRelu", NULL};
+  for (int j = 0; j < n->num_fused; ++j) {
+    bool ok = false;
+    for (int k = 0; light[k] && !ok; ++k) ok = !strcmp(n->fused[j].node->op_type, light[k]);
+    if (!ok) return false;
+  }
+  return true;
+}
+
+double hc_epilogue_bytes(const hc_node* n) {
+  double b = 0;
+  for (int i = n->fused_input_base; n->num_fused && i < n->num_inputs; ++i)
+    if (n->inputs[i]) b += (double)hc_value_nbytes(n->inputs[i]);
+  return b;
+}
+
+double hc_epilogue_flops_per_element(const hc_node* n) { return (double)n->num_fused; }

@@ -1,0 +1,66 @@
+/* Fused element-wise epilogues: evaluating a node's fused ops (hc_node.fused,
+ * made by passes/fusion.c) on a value its kernel has just computed.
+ *
+ * A GEMM or convolution kernel calls hc_epilogue_apply on each output
+ * element it stores, giving the element's coordinates as three groups of
+ * output dimensions (e.g. for NCHW: [N], [C], [H, W]; for a product:
+ * [batch...], [M], [N]). Each extra operand is addressed as
+ * sum_g coef[g] * coord[g], which works when every group of the operand is
+ * either complete (same extents as the output) or entirely broadcast;
+ * passes/fusion.c only fuses operands that hc_epilogue_coefs accepts.
+ */
+#ifndef HARNESS_CODEGEN_EPILOGUE_H
+#define HARNESS_CODEGEN_EPILOGUE_H
+
+#include <stdbool.h>
+
+#include "compiler/codegen/kernel_builder.h"
+
+#define HC_EPILOGUE_MAX_INPUTS 16
+
+/* Coefficients of an operand over the output's dimension groups
+ * [0, split[0]), [split[0], split[1]), [split[1], rank): false if some group
+ * of the operand (numpy-aligned to the output) is neither complete nor
+ * entirely broadcast, or the operand does not broadcast to the output. */
+bool hc_epilogue_coefs(const hc_value* out, const hc_value* operand, const int split[2], int64_t coef[3]);
+
+/* Per-kernel state: the node, its extra operands' pointers and coefficients. */
+typedef struct hc_epilogue {
+  const hc_node* node;
+  int count;                                  /* node->num_fused (0 = nothing to apply) */
+  LLVMValueRef ptr[HC_EPILOGUE_MAX_INPUTS];   /* by owner input slot - fused_input_base */
+  int64_t coef[HC_EPILOGUE_MAX_INPUTS][3];
+} hc_epilogue;
+
+/* Prepares the epilogue of node n (pointers are loaded in the current block,
+ * which should dominate every use, e.g. the kernel's entry). */
+hx_status_t hc_epilogue_begin(hc_kb* kb, const hc_node* n, const int split[2], hc_epilogue* e);
+/* Applies the fused ops to `value` (the owner's result, a compute-type
+ * scalar) for the output element at coord[0..2] (i64). */
+LLVMValueRef hc_epilogue_apply(hc_kb* kb, const hc_epilogue* e, LLVMValueRef value, LLVMValueRef* coord);
+
+/* The same on a vector of `lanes` consecutive output elements along
+ * dimension group `g` (coord[g] is lane 0's coordinate). The ops are
+ * applied lane by lane with their scalar functions, in straight-line code
+ * that LLVM's SLP vectoriser turns back into vector instructions (operand
+ * loads of consecutive lanes become vector loads). */
+LLVMValueRef hc_epilogue_apply_vec(hc_kb* kb, const hc_epilogue* e, LLVMValueRef value, LLVMValueRef* coord, int g,
+                                   unsigned lanes);
+
+/* True when every fused op of n is cheap and branch-free (Relu, Clip, Add,
+ * Mul, HardSwish...), so that hc_epilogue_apply_vec's lane-by-lane code
+ * vectorises well. Heavier ops (Erf, Tanh, Sigmoid...) are better applied in
+ * a loop over a stored tile, which the loop vectoriser handles. */
+bool hc_epilogue_light(const hc_node* n);
+
+/* Evaluates n's fused ops given the owner's result (NULL for a
+ * FusedElementwise node) and the values of the owner's inputs (indexed by
+ * input slot; only the extra operands are read). */
+LLVMValueRef hc_fused_eval(hc_kb* kb, const hc_node* n, LLVMValueRef result, LLVMValueRef* inputs);
+
+/* Bytes the extra operands add to a kernel's traffic, and the flops of the
+ * fused ops per output element (one per op). */
+double hc_epilogue_bytes(const hc_node* n);
+double hc_epilogue_flops_per_element(const hc_node* n);
+
+#endif /* HARNESS_CODEGEN_EPILOGUE_H */

@@ -1,0 +1,132 @@
+/* Register-tiled micro-kernels (see gemm_microkernel.h). */
+#include "compiler/ops/gemm_microkernel.h"
+
+#include <string.h>
+
+#include "compiler/backend/target.h"
+
+unsigned hc_ukr_lanes(const hc_lower_ctx* lc, hx_dtype_t dt) {
+  int bits = lc->target && lc->target->vector_bits >= 128 ? lc->target->vector_bits : 128;
+  return (unsigned)(bits / 8 / (dt == HX_DTYPE_FLOAT64 ? 8 : 4));
+}
+
+int hc_ukr_registers(const hc_lower_ctx* lc) { return lc->target && lc->target->vector_bits >= 512 ? 32 : 16; }
+
+LLVMTypeRef hc_ukr_vtype(hc_kb* kb, hx_dtype_t dt, unsigned lanes) {
+  return LLVMVectorType(dt == HX_DTYPE_FLOAT64 ? kb->t_f64 : kb->t_f32, lanes);
+}
+
+/* <lanes x i1> with the first `valid` lanes set. */
+static LLVMValueRef lane_mask(hc_kb* kb, unsigned lanes, unsigned valid) {
+  LLVMValueRef bits[64];
+  for (unsigned i = 0; i < lanes; ++i) bits[i] = LLVMConstInt(kb->t_i1, i < valid, 0);
+  return LLVMConstVector(bits, lanes);
+}
+
+/* Calls a masked load/store intrinsic, overloaded on the vector type (and
+ * the pointer type). */
+static LLVMValueRef masked_call(hc_kb* kb, const char* name, LLVMTypeRef vt, LLVMValueRef* args, unsigned nargs) {
+  unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+  LLVMTypeRef tys[2] = {vt, kb->t_ptr};
+  LLVMValueRef decl = LLVMGetIntrinsicDeclaration(kb->lc->mod, id, tys, 2);
+  LLVMTypeRef fty = LLVMIntrinsicGetType(kb->lc->llctx, id, tys, 2);
+  return LLVMBuildCall2(kb->b, fty, decl, args, nargs, "");
+}
+
+LLVMValueRef hc_ukr_load(hc_kb* kb, hx_dtype_t dt, LLVMValueRef ptr, LLVMValueRef idx, unsigned lanes, unsigned valid) {
+  LLVMTypeRef vt = hc_ukr_vtype(kb, dt, lanes);
+  unsigned es = dt == HX_DTYPE_FLOAT64 ? 8 : 4;
+  LLVMValueRef p = hc_kb_gep(kb, dt, ptr, idx);
+  if (valid >= lanes) {
+    LLVMValueRef v = LLVMBuildLoad2(kb->b, vt, p, "");
+    LLVMSetAlignment(v, es);
+    return v;
+  }
+  LLVMValueRef args[4] = {p, LLVMConstInt(kb->t_i32, es, 0), lane_mask(kb, lanes, valid), LLVMConstNull(vt)};
+  return masked_call(kb, "llvm.masked.load", vt, args, 4);
+}
+
+void hc_ukr_store(hc_kb* kb, hx_dtype_t dt, LLVMValueRef ptr, LLVMValueRef idx, LLVMValueRef v, unsigned lanes,
+                  unsigned valid) {
+  unsigned es = dt == HX_DTYPE_FLOAT64 ? 8 : 4;
+  LLVMValueRef p = hc_kb_gep(kb, dt, ptr, idx);
+  if (valid >= lanes) {
+    LLVMValueRef st = LLVMBuildStore(kb->b, v, p);
+    LLVMSetAlignment(st, es);
+    return;
+  }
+  LLVMValueRef args[4] = {v, p, LLVMConstInt(kb->t_i32, es, 0), lane_mask(kb, lanes, valid)};
+  masked_call(kb, "llvm.masked.store", LLVMTypeOf(v), args, 4);
+}
+
+/* One step of the reduction (outer index o): every term's B vectors, then
+ * per row one broadcast and nv FMAs. */
+static void emit_step(hc_kb* kb, const hc_ukr* u, LLVMValueRef a_o, LLVMValueRef b_o, LLVMValueRef* acc) {
+  LLVMTypeRef st = u->dt == HX_DTYPE_FLOAT64 ? kb->t_f64 : kb->t_f32;
+  LLVMTypeRef vt = hc_ukr_vtype(kb, u->dt, u->vl);
+  for (int t = 0; t < u->nterms; ++t) {
+    LLVMValueRef bv[HC_UKR_MAX_NV];
+    LLVMValueRef bt = hc_kb_iadd(kb, b_o, hc_kb_i64(kb, u->b_term[t]));
+    for (int v = 0; v < u->nv; ++v) {
+      unsigned valid = v == u->nv - 1 ? u->last_lanes : u->vl;
+      bv[v] = hc_ukr_load(kb, u->dt, u->b, hc_kb_iadd(kb, bt, hc_kb_i64(kb, u->b_vec[v])), u->vl, valid);
+    }
+    LLVMValueRef at = hc_kb_iadd(kb, a_o, hc_kb_i64(kb, u->a_term[t]));
+    for (int i = 0; i < u->mr; ++i) {
+      LLVMValueRef s = LLVMBuildLoad2(kb->b, st, hc_kb_gep(kb, u->dt, u->a, hc_kb_iadd(kb, at, hc_kb_i64(kb, u->a_row[i]))), "");
+      LLVMValueRef sv = hc_kb_splat(kb, s, u->vl);
+      for (int v = 0; v < u->nv; ++v) {
+        LLVMValueRef args[3] = {sv, bv[v], acc[i * u->nv + v]};
+        acc[i * u->nv + v] = hc_kb_intrinsic(kb, "llvm.fma", vt, args, 3);
+      }
+    }
+  }
+}
+
+void hc_ukr_emit(hc_kb* kb, const hc_ukr* u, LLVMValueRef* acc) {
+  LLVMTypeRef vt = hc_ukr_vtype(kb, u->dt, u->vl);
+  int n = u->mr * u->nv;
+  for (int i = 0; i < n; ++i)
+    if (!acc[i]) acc[i] = LLVMConstNull(vt);
+  /* Loop with the accumulators as phis (they stay in registers):
+   *   if (outer > 0) do { step(o) } while (++o < outer); */
+  LLVMContextRef c = kb->lc->llctx;
+  LLVMBasicBlockRef pre = LLVMGetInsertBlock(kb->b);
+  LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(c, kb->fn, "ukr");
+  LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(c, kb->fn, "ukr_done");
+  LLVMValueRef enter = LLVMBuildICmp(kb->b, LLVMIntSGT, u->outer, hc_kb_i64(kb, 0), "");
+  LLVMBuildCondBr(kb->b, enter, body, done);
+  LLVMPositionBuilderAtEnd(kb->b, body);
+  LLVMValueRef o = LLVMBuildPhi(kb->b, kb->t_i64, "o");
+  LLVMValueRef zero = hc_kb_i64(kb, 0);
+  LLVMAddIncoming(o, &zero, &pre, 1);
+  LLVMValueRef phis[HC_UKR_MAX_MR * HC_UKR_MAX_NV];
+  LLVMValueRef cur[HC_UKR_MAX_MR * HC_UKR_MAX_NV];
+  for (int i = 0; i < n; ++i) {
+    phis[i] = LLVMBuildPhi(kb->b, vt, "acc");
+    LLVMAddIncoming(phis[i], &acc[i], &pre, 1);
+    cur[i] = phis[i];
+  }
+  LLVMValueRef a_o = hc_kb_iadd(kb, u->a_base, hc_kb_imul(kb, o, hc_kb_i64(kb, u->a_outer)));
+  LLVMValueRef b_o = hc_kb_iadd(kb, u->b_base, hc_kb_imul(kb, o, hc_kb_i64(kb, u->b_outer)));
+  emit_step(kb, u, a_o, b_o, cur);
+  LLVMValueRef next = LLVMBuildAdd(kb->b, o, hc_kb_i64(kb, 1), "");
+  LLVMSetNSW(next, 1);
+  LLVMBasicBlockRef latch = LLVMGetInsertBlock(kb->b);
+  LLVMAddIncoming(o, &next, &latch, 1);
+  for (int i = 0; i < n; ++i) LLVMAddIncoming(phis[i], &cur[i], &latch, 1);
+  LLVMBuildCondBr(kb->b, LLVMBuildICmp(kb->b, LLVMIntSLT, next, u->outer, ""), body, done);
+  LLVMPositionBuilderAtEnd(kb->b, done);
+  for (int i = 0; i < n; ++i) {
+    LLVMValueRef r = LLVMBuildPhi(kb->b, vt, "sum");
+    LLVMValueRef in[2] = {acc[i], cur[i]};
+    LLVMBasicBlockRef from[2] = {pre, latch};
+    LLVMAddIncoming(r, in, from, 2);
+    acc[i] = r;
+  }
+}
+
+void hc_ukr_prefer_full_width(hc_kb* kb) {
+  if (hc_ukr_registers(kb->lc) < 32) return;
+  LLVMAddTargetDependentFunctionAttr(kb->fn, "prefer-vector-width", "512");
+}
