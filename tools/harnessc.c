@@ -6,6 +6,7 @@
 
 #include "compiler/backend/target.h"
 #include "harness/compiler.h"
+#include "compiler/ops/op.h"
 #include "passes/pass.h"
 
 static void usage(FILE* out) {
@@ -37,6 +38,7 @@ static void usage(FILE* out) {
           "  --time-passes         print the time spent in each pass\n"
           "  -v, --verbose         print what the passes did\n"
           "  --version             print the version\n"
+          "  --list-ops            list the supported operators (name, domain, opsets) and exit\n"
           "  -h, --help            this help\n"
           "\n"
           "passes: shape-inference canonicalize fold-batchnorm constant-folding dce\n"
@@ -57,7 +59,7 @@ int main(int argc, char** argv) {
     check = true;
     argi0 = 2;
   }
-  enum { OPT_TARGET = 1000, OPT_MCPU, OPT_SHAPE, OPT_CONSTANT, OPT_EMIT, OPT_PRINT_AFTER, OPT_TIME_PASSES, OPT_VERSION,
+  enum { OPT_TARGET = 1000, OPT_MCPU, OPT_SHAPE, OPT_CONSTANT, OPT_EMIT, OPT_PRINT_AFTER, OPT_TIME_PASSES, OPT_VERSION, OPT_LIST_OPS,
          OPT_BATCH };
   static const struct option longopts[] = {
       {"target", required_argument, NULL, OPT_TARGET},
@@ -70,6 +72,7 @@ int main(int argc, char** argv) {
       {"time-passes", no_argument, NULL, OPT_TIME_PASSES},
       {"verbose", no_argument, NULL, 'v'},
       {"version", no_argument, NULL, OPT_VERSION},
+      {"list-ops", no_argument, NULL, OPT_LIST_OPS},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
   };
@@ -93,6 +96,14 @@ int main(int argc, char** argv) {
       case OPT_PRINT_AFTER: o.print_after = optarg; break;
       case OPT_TIME_PASSES: o.time_passes = 1; break;
       case OPT_VERSION: printf("%s\n", hc_version_string()); return 0;
+      case OPT_LIST_OPS:
+        /* Tab-separated, for scripts (scripts/gen_operators_doc.py). */
+        printf("# op\tdomain\tsince_opset\tmax_opset\n");
+        for (int i = 0; i < hc_op_count(); ++i) {
+          const hc_op_desc* d = hc_op_at(i);
+          printf("%s\t%s\t%d\t%d\n", d->name, d->domain, d->since_opset, d->max_opset);
+        }
+        return 0;
       case OPT_BATCH: {
         hx_status_t bst = hc_parse_batch_list(optarg, &o);
         if (bst != HX_OK) {
