@@ -202,23 +202,60 @@ hx_status_t hc_compile(const hc_compile_options* o) {
   return st;
 }
 
+/* Appends a status's message (one or more lines) to a growing report. */
+static void append_problems(char** report, hx_status_t st) {
+  const char* msg = hx_status_message(st);
+  size_t old = *report ? strlen(*report) : 0;
+  char* grown = realloc(*report, old + strlen(msg) + 2);
+  if (grown) {
+    sprintf(grown + old, "%s%s", old ? "\n" : "", msg);
+    *report = grown;
+  }
+}
+
 hx_status_t hc_check(const hc_compile_options* o, FILE* out) {
   if (!o->input_path) return hx_status_make(HX_STATUS_INVALID_ARGUMENT, "no input model given");
   parsed_overrides ov;
   hx_status_t st = parse_overrides(o, &ov);
+  if (st != HX_OK) return st;
   hc_graph* g = NULL;
-  if (st == HX_OK) {
-    hc_import_options io = {ov.shapes, ov.num_shapes, ov.constants, ov.num_constants, true};
-    st = hc_import_onnx_file(o->input_path, &io, &g);
+  char* report = NULL;
+  /* 1. Import in collect mode: unsupported ops and attributes, symbolic
+   * dimensions, bad tensors -- every one, with the graph kept. */
+  hc_import_options io = {ov.shapes, ov.num_shapes, ov.constants, ov.num_constants, true};
+  st = hc_import_onnx_file(o->input_path, &io, &g);
+  if (st != HX_OK) {
+    append_problems(&report, st);
+    hx_status_free(st);
   }
-  if (st == HX_OK) {
-    hc_target host;
-    st = hc_target_host(&host);
-    hc_pass_ctx pctx = {.target = &host, .host = &host, .opt_level = 1, .log = o->log ? o->log : stderr};
-    if (st == HX_OK) st = hc_run_pipeline(&pctx, g, hc_pipeline_for_level(1), NULL);
+  /* 2. Shape inference over what imported, collecting every node whose
+   * verification fails (dtypes, attribute values, shapes); then the rest of
+   * the pipeline if nothing was found. */
+  if (g) {
+    st = hc_graph_sort(g);
+    if (st == HX_OK) {
+      hc_target host;
+      st = hc_target_host(&host);
+      char* collected = NULL;
+      hc_pass_ctx pctx = {.target = &host, .host = &host, .opt_level = 1, .log = o->log ? o->log : stderr,
+                          .collected_errors = &collected};
+      if (st == HX_OK) st = hc_run_pipeline(&pctx, g, hc_pipeline_for_level(1), NULL);
+      if (collected) {
+        hx_status_free(st);
+        st = hx_status_make(HX_STATUS_INVALID_ARGUMENT, "%s", collected);
+        free(collected);
+      }
+    }
+    if (st != HX_OK) {
+      append_problems(&report, st);
+      hx_status_free(st);
+    }
   }
-  if (st == HX_OK) fprintf(out, "%s: OK (%d nodes after optimisation)\n", o->input_path, g->num_nodes);
+  if (!report) fprintf(out, "%s: OK (%d nodes after optimisation)\n", o->input_path, g->num_nodes);
   hc_graph_free(g);
   free_overrides(&ov);
+  if (!report) return HX_OK;
+  st = hx_status_make(HX_STATUS_INVALID_ARGUMENT, "%s", report);
+  free(report);
   return st;
 }

@@ -42,6 +42,11 @@ typedef struct hc_pass_ctx {
    * packing heuristic memplan_only - 1; never write an output in place. */
   int memplan_only;
   int memplan_no_inplace;
+  /* Check mode (harnessc check): shape inference records each failing
+   * node's error here (one per line) and carries on with the nodes that do
+   * not depend on it, instead of stopping at the first. NULL = stop. */
+  char** collected_errors;
+  int num_collected_errors;
 } hc_pass_ctx;
 
 typedef struct hc_pass {
