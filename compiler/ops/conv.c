@@ -1508,11 +1508,24 @@ static void plan_channels(const hc_lower_ctx* lc, const conv_plan* p, unsigned v
   while (q->nks > 1 && rbt > 1 && rbt * q->ncg * q->slot * 4 > 64 * 1024) rbt = (rbt + 1) / 2;
   double work = 2.0 * (double)p->N * (double)p->M * (double)p->out_plane * (double)p->Cg * (double)p->ktot;
   int want = work > 4e6 ? 8 : work > 1e6 ? 4 : 1;
-  while (p->N * p->G * ((ct + cbt - 1) / cbt) * ((q->nrg + rbt - 1) / rbt) < want && (cbt > 1 || rbt > 1)) {
-    if (cbt > 1)
+  /* Split channels first (tasks then write whole planes); split pixel rows
+   * only at whole cache lines of the output planes, so that two threads
+   * never write the same line (unit: tile rows covering 16 floats). */
+  int64_t px = (int64_t)q->tr * q->OW, unit = 16;
+  while (px % 2 == 0 && unit > 1) {
+    px /= 2;
+    unit /= 2;
+  }
+  while (p->N * p->G * ((ct + cbt - 1) / cbt) * ((q->nrg + rbt - 1) / rbt) < want) {
+    if (cbt > 1) {
       cbt = (cbt + 1) / 2;
-    else
-      rbt = (rbt + 1) / 2;
+    } else if (rbt > unit) {
+      int64_t half = (rbt + 1) / 2;
+      rbt = (half + unit - 1) / unit * unit;
+      if (rbt >= q->nrg) break;
+    } else {
+      break;
+    }
   }
   q->cbw = cbt * q->nr;
   q->ncb = (ct + cbt - 1) / cbt;
@@ -1772,9 +1785,10 @@ typedef struct cf_dw_plan {
 static void plan_dw(const conv_plan* p, unsigned vl, cf_dw_plan* q) {
   int64_t OH = p->out[0], OW = p->out[1];
   q->nseg = (int)((OW + vl - 1) / vl);
+  /* About 8 independent accumulators per step (rows x segments). */
   q->R = q->nseg >= 8 ? 1 : (8 + q->nseg - 1) / q->nseg;
   if (q->R > OH) q->R = (int)OH;
-  if (q->R * q->nseg > 24) q->R = 24 / q->nseg > 0 ? 24 / q->nseg : 1;
+  if (q->R > 6) q->R = 6;
   /* Whole planes per task unless there are few planes to share. */
   q->rb = OH;
   int64_t planes = p->N * p->C;
@@ -1832,20 +1846,40 @@ typedef struct dw_ctx {
   bool light;
 } dw_ctx;
 
-/* R output rows from oh0: taps, then the stores. `checked`: some tap rows
- * may fall outside the image (border rows). */
-static void dw_step(dw_ctx* x, LLVMValueRef oh0, int R, bool checked) {
+/* Row segments are handled in blocks: the border ones (some lanes outside
+ * the image for some tap, or a partial last segment) one by one with
+ * constant masks, the clean ones in a run-time loop of blocks. */
+#define DW_MAX_ACC 24
+
+/* Segment columns ow0 + l (l < vl) of tap column offset c as one vector,
+ * all lanes inside the image (a clean segment, run-time ow0). */
+static LLVMValueRef dw_cols_clean(hc_kb* kb, LLVMValueRef X, LLVMValueRef row, LLVMValueRef ow0, int64_t c, int64_t s,
+                                  unsigned vl) {
+  LLVMValueRef at = hc_kb_iadd(kb, row, hc_kb_iadd(kb, hc_kb_imul(kb, ow0, hc_kb_i64(kb, s)), hc_kb_i64(kb, c)));
+  LLVMValueRef a = hc_ukr_load(kb, HX_DTYPE_FLOAT32, X, at, vl, vl);
+  if (s == 1) return a;
+  LLVMValueRef b = hc_ukr_load(kb, HX_DTYPE_FLOAT32, X, hc_kb_iadd(kb, at, hc_kb_i64(kb, vl)), vl, vl);
+  LLVMValueRef idx[64];
+  for (unsigned l = 0; l < vl; ++l) idx[l] = LLVMConstInt(kb->t_i32, 2 * l, 0);
+  return LLVMBuildShuffleVector(kb->b, a, b, LLVMConstVector(idx, vl), "");
+}
+
+/* R output rows from oh0 x nsg segments from column ow0: taps, then the
+ * stores. `checked`: some tap rows may fall outside the image (border rows).
+ * `clean`: every lane of every tap is inside the image and every segment is
+ * full (ow0 may be a run-time value); otherwise ow0 is the constant c_ow0. */
+static void dw_block(dw_ctx* x, LLVMValueRef oh0, int R, bool checked, LLVMValueRef ow0, int64_t c_ow0, int nsg,
+                     bool clean) {
   cf_emit* e = x->e;
   const conv_plan* p = e->p;
   hc_kb* kb = e->kb;
   LLVMBuilderRef b = kb->b;
   unsigned vl = e->vl;
-  int nseg = x->q->nseg;
   int64_t OW = p->out[1], H = p->in[0], W = p->in[1], KH = p->k[0], KW = p->k[1], s = p->s[0];
   int64_t pt = p->pb[0], pl = p->pb[1];
   LLVMTypeRef vt = hc_ukr_vtype(kb, HX_DTYPE_FLOAT32, vl);
-  LLVMValueRef acc[24];
-  for (int i = 0; i < R * nseg; ++i) acc[i] = x->bias;
+  LLVMValueRef acc[DW_MAX_ACC];
+  for (int i = 0; i < R * nsg; ++i) acc[i] = x->bias;
   for (int r = 0; r < R; ++r) {
     LLVMValueRef oh = hc_kb_iadd(kb, oh0, hc_kb_i64(kb, r));
     for (int64_t kh = 0; kh < KH; ++kh) {
@@ -1861,10 +1895,12 @@ static void dw_step(dw_ctx* x, LLVMValueRef oh0, int R, bool checked) {
         LLVMValueRef ws = x->ws[kh * KW + kw];
         if (checked)
           ws = hc_kb_splat(kb, LLVMBuildSelect(b, inside, x->wv[kh * KW + kw], LLVMConstReal(kb->t_f32, 0.0), ""), vl);
-        for (int j = 0; j < nseg; ++j) {
-          LLVMValueRef xv = dw_cols(kb, e->X, row, (int64_t)j * vl, kw - pl, s, W, vl);
-          LLVMValueRef args[3] = {ws, xv, acc[r * nseg + j]};
-          acc[r * nseg + j] = hc_kb_intrinsic(kb, "llvm.fma", vt, args, 3);
+        for (int j = 0; j < nsg; ++j) {
+          LLVMValueRef xv =
+              clean ? dw_cols_clean(kb, e->X, row, hc_kb_iadd(kb, ow0, hc_kb_i64(kb, (int64_t)j * vl)), kw - pl, s, vl)
+                    : dw_cols(kb, e->X, row, c_ow0 + (int64_t)j * vl, kw - pl, s, W, vl);
+          LLVMValueRef args[3] = {ws, xv, acc[r * nsg + j]};
+          acc[r * nsg + j] = hc_kb_intrinsic(kb, "llvm.fma", vt, args, 3);
         }
       }
     }
@@ -1872,11 +1908,17 @@ static void dw_step(dw_ctx* x, LLVMValueRef oh0, int R, bool checked) {
   for (int r = 0; r < R; ++r) {
     LLVMValueRef oh = hc_kb_iadd(kb, oh0, hc_kb_i64(kb, r));
     LLVMValueRef yrow = hc_kb_imul(kb, oh, hc_kb_i64(kb, OW));
-    for (int j = 0; j < nseg; ++j) {
-      int64_t ow0 = (int64_t)j * vl;
-      unsigned valid = (unsigned)(OW - ow0 < (int64_t)vl ? OW - ow0 : (int64_t)vl);
-      LLVMValueRef sp = hc_kb_iadd(kb, yrow, hc_kb_i64(kb, ow0));
-      LLVMValueRef y = acc[r * nseg + j];
+    for (int j = 0; j < nsg; ++j) {
+      unsigned valid = vl;
+      LLVMValueRef sp;
+      if (clean) {
+        sp = hc_kb_iadd(kb, yrow, hc_kb_iadd(kb, ow0, hc_kb_i64(kb, (int64_t)j * vl)));
+      } else {
+        int64_t o = c_ow0 + (int64_t)j * vl;
+        valid = (unsigned)(OW - o < (int64_t)vl ? OW - o : (int64_t)vl);
+        sp = hc_kb_iadd(kb, yrow, hc_kb_i64(kb, o));
+      }
+      LLVMValueRef y = acc[r * nsg + j];
       if (x->light) {
         LLVMValueRef coord[3] = {x->nn, x->c, sp};
         y = hc_epilogue_apply_vec(kb, &e->epi, y, coord, 2, valid);
@@ -1893,6 +1935,51 @@ static void dw_step(dw_ctx* x, LLVMValueRef oh0, int R, bool checked) {
       }
     }
   }
+}
+
+/* R rows from oh0, every segment: border segments one block each, the
+ * clean run [ja, jb) in blocks of g segments. */
+static void dw_step(dw_ctx* x, LLVMValueRef oh0, int R, bool checked) {
+  cf_emit* e = x->e;
+  const conv_plan* p = e->p;
+  hc_kb* kb = e->kb;
+  int64_t vl = (int64_t)e->vl, OW = p->out[1], W = p->in[1], KW = p->k[1], s = p->s[0], pl = p->pb[1];
+  int nseg = x->q->nseg;
+  /* Clean segment j: columns j*vl*s - pl .. (j*vl + vl - 1)*s + KW - 1 - pl
+   * (two loads for stride 2 reach vl*s - 1 past the first) inside [0, W),
+   * and a full segment. */
+  int ja = nseg, jb = nseg;
+  for (int j = 0; j < nseg; ++j) {
+    int64_t o = (int64_t)j * vl;
+    bool ok = o * s - pl >= 0 && o * s - pl + (KW - 1) + vl * s - 1 <= W - 1 && o + vl <= OW;
+    if (ok && ja == nseg) ja = j;
+    if (ok) jb = j + 1;
+    if (!ok && ja != nseg && jb != nseg) break;
+  }
+  if (ja == nseg) ja = jb = 0;
+  int per = DW_MAX_ACC / R;
+  if (nseg <= per) {
+    /* Every segment at once: the most independent accumulators. */
+    dw_block(x, oh0, R, checked, NULL, 0, nseg, false);
+    return;
+  }
+  /* Border segments before the clean run, in blocks of up to `per`. */
+  for (int j = 0; j < ja; j += per) dw_block(x, oh0, R, checked, NULL, (int64_t)j * vl, ja - j < per ? ja - j : per, false);
+  if (jb > ja) {
+    int g = per < 4 ? per : 4;
+    int64_t nblk = (jb - ja) / g;
+    if (nblk > 0) {
+      hc_loop bl;
+      LLVMValueRef bi = hc_loop_begin(kb, &bl, hc_kb_i64(kb, 0), hc_kb_i64(kb, nblk), "dwseg");
+      LLVMValueRef ow0 = hc_kb_iadd(kb, hc_kb_i64(kb, (int64_t)ja * vl), hc_kb_imul(kb, bi, hc_kb_i64(kb, (int64_t)g * vl)));
+      dw_block(x, oh0, R, checked, ow0, 0, g, true);
+      hc_loop_end(kb, &bl);
+    }
+    int left = (int)((jb - ja) - nblk * g);
+    if (left > 0) dw_block(x, oh0, R, checked, hc_kb_i64(kb, (int64_t)(jb - left) * vl), 0, left, true);
+  }
+  for (int j = jb; j < nseg; j += per)
+    dw_block(x, oh0, R, checked, NULL, (int64_t)j * vl, nseg - j < per ? nseg - j : per, false);
 }
 
 /* Rows [lo, hi): steps of R rows, then single rows. */
