@@ -134,3 +134,18 @@ hx_status_t hc_emit_elementwise(hc_lower_ctx* lc, const hc_elementwise_spec* s) 
   hc_kb_end(&kb, s->flops_per_element * (double)total, bytes);
   return HX_OK;
 }
+
+hx_status_t hc_emit_map(hc_lower_ctx* lc, const hc_node* node, hc_elementwise_fn fn, void* ctx,
+                        double flops_per_element) {
+  const hc_value* operands[1] = {node->inputs[0]};
+  hc_elementwise_spec spec = {
+      .node = node,
+      .num_operands = 1,
+      .operands = operands,
+      .out = node->outputs[0],
+      .fn = fn,
+      .ctx = ctx,
+      .flops_per_element = flops_per_element,
+  };
+  return hc_emit_elementwise(lc, &spec);
+}

@@ -27,4 +27,9 @@ typedef struct hc_elementwise_spec {
 
 hx_status_t hc_emit_elementwise(hc_lower_ctx* lc, const hc_elementwise_spec* spec);
 
+/* The one-operand form: output 0 of node = fn(input 0), input 0 broadcast
+ * to the output's shape (a copy, a conversion...). */
+hx_status_t hc_emit_map(hc_lower_ctx* lc, const hc_node* node, hc_elementwise_fn fn, void* ctx,
+                        double flops_per_element);
+
 #endif /* HARNESS_CODEGEN_ELEMENTWISE_H */

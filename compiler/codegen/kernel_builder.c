@@ -494,3 +494,25 @@ void hc_strides(int rank, const int64_t* dims, int64_t* out) {
     s *= dims[i];
   }
 }
+
+LLVMValueRef hc_kb_const_table(hc_lower_ctx* lc, LLVMValueRef init, const char* name, unsigned align) {
+  LLVMValueRef g = LLVMAddGlobal(lc->mod, LLVMTypeOf(init), name);
+  LLVMSetInitializer(g, init);
+  LLVMSetGlobalConstant(g, 1);
+  LLVMSetLinkage(g, LLVMPrivateLinkage);
+  LLVMSetUnnamedAddress(g, LLVMGlobalUnnamedAddr);
+  if (align) LLVMSetAlignment(g, align);
+  return g;
+}
+
+hx_status_t hc_kb_emit_zero(hc_lower_ctx* lc, const hc_node* n, const hc_value* v) {
+  hc_kb kb;
+  HX_RETURN_IF_ERROR(hc_kb_begin(lc, n, "zero", 1, &kb));
+  LLVMValueRef p = hc_kb_ptr(&kb, v);
+  hc_loop task;
+  hc_kb_task_loop_begin(&kb, &task);
+  hc_kb_memset(&kb, p, 0, hc_kb_i64(&kb, (int64_t)hc_value_nbytes(v)));
+  hc_loop_end(&kb, &task);
+  hc_kb_end(&kb, 0, (double)hc_value_nbytes(v));
+  return HX_OK;
+}

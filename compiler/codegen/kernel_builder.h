@@ -171,4 +171,15 @@ void hc_kb_memset(hc_kb* kb, LLVMValueRef dst, int byte, LLVMValueRef bytes);
 /* Row-major strides (in elements) of a shape. */
 void hc_strides(int rank, const int64_t* dims, int64_t* out_strides);
 
+/* A private, constant, unnamed_addr global of the module named `name` and
+ * initialised with `init` (a constant array: a lookup table, a blob of raw
+ * bytes), aligned to `align` bytes (0: the type's own alignment). Returns
+ * its address. */
+LLVMValueRef hc_kb_const_table(hc_lower_ctx* lc, LLVMValueRef init, const char* name, unsigned align);
+
+/* Emits a one-task kernel (name suffix "zero") that writes zero bytes over
+ * all of value v: the whole lowering of node n when its output does not
+ * depend on the inputs (e.g. every sample falls outside an empty input). */
+hx_status_t hc_kb_emit_zero(hc_lower_ctx* lc, const hc_node* n, const hc_value* v);
+
 #endif /* HARNESS_CODEGEN_KERNEL_BUILDER_H */

@@ -128,19 +128,7 @@ static LLVMValueRef castlike_fn(hc_kb* kb, void* ctx, LLVMValueRef* operands) {
   return cast_value(kb, operands[0], n->inputs[0]->dtype, n->outputs[0]->dtype);
 }
 
-static hx_status_t lower_castlike(hc_lower_ctx* lc, hc_node* n) {
-  const hc_value* operands[1] = {n->inputs[0]};
-  hc_elementwise_spec spec = {
-      .node = n,
-      .num_operands = 1,
-      .operands = operands,
-      .out = n->outputs[0],
-      .fn = castlike_fn,
-      .ctx = n,
-      .flops_per_element = 1.0,
-  };
-  return hc_emit_elementwise(lc, &spec);
-}
+static hx_status_t lower_castlike(hc_lower_ctx* lc, hc_node* n) { return hc_emit_map(lc, n, castlike_fn, n, 1.0); }
 
 static const char* const k_cast_attrs[] = {"to", "saturate", NULL};
 static const char* const k_castlike_attrs[] = {"saturate", NULL};

@@ -12,12 +12,9 @@ static hx_status_t make_const(hc_graph* g, hc_node* n, hx_dtype_t dt, int rank, 
   if (hc_value_nbytes(out) != nbytes)
     return hc_node_error(n, HX_STATUS_INVALID_ARGUMENT, "constant holds %zu bytes but its shape needs %zu", nbytes,
                          hc_value_nbytes(out));
-  void* copy = hc_graph_alloc_data(g, nbytes);
+  void* copy = hc_make_const_value(g, out);
   if (!copy) return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory");
   if (nbytes) memcpy(copy, data, nbytes);
-  out->kind = HC_VALUE_CONST;
-  out->data = copy;
-  out->producer = NULL;
   return HX_OK;
 }
 

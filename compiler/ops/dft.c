@@ -302,13 +302,7 @@ static void unit_root(int64_t t, int64_t n, int sign, double* c, double* s) {
 static LLVMValueRef const_blob(hc_lower_ctx* lc, const void* data, size_t bytes, const char* name) {
   static const char zero[8];
   LLVMValueRef init = LLVMConstStringInContext2(lc->llctx, bytes ? (const char*)data : zero, bytes ? bytes : 1, 1);
-  LLVMValueRef g = LLVMAddGlobal(lc->mod, LLVMTypeOf(init), name);
-  LLVMSetInitializer(g, init);
-  LLVMSetGlobalConstant(g, 1);
-  LLVMSetLinkage(g, LLVMPrivateLinkage);
-  LLVMSetUnnamedAddress(g, LLVMGlobalUnnamedAddr);
-  LLVMSetAlignment(g, 64);
-  return g;
+  return hc_kb_const_table(lc, init, name, 64);
 }
 
 /* Cosine and sine tables of `count` entries, entry e = root(index(e)), in

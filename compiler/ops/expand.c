@@ -41,17 +41,6 @@ static hx_status_t infer_expand(hc_graph* g, hc_node* n) {
 static LLVMValueRef copy_fn(hc_kb* kb, void* ctx, LLVMValueRef* operands) { return operands[0]; }
 
 /* The broadcast copy through the shared element-wise generator. */
-static hx_status_t lower_expand(hc_lower_ctx* lc, hc_node* n) {
-  const hc_value* operands[1] = {n->inputs[0]};
-  hc_elementwise_spec spec = {
-      .node = n,
-      .num_operands = 1,
-      .operands = operands,
-      .out = n->outputs[0],
-      .fn = copy_fn,
-      .flops_per_element = 0.0,
-  };
-  return hc_emit_elementwise(lc, &spec);
-}
+static hx_status_t lower_expand(hc_lower_ctx* lc, hc_node* n) { return hc_emit_map(lc, n, copy_fn, NULL, 0.0); }
 
 const hc_op_desc hc_op_expand = {"Expand", "", 8, 22, NULL, 0, infer_expand, lower_expand, NULL};

@@ -38,19 +38,6 @@ static hx_status_t infer_gather(hc_graph* g, hc_node* n) {
   return HX_OK;
 }
 
-/* Loads indices[j] as i64, wraps negatives and returns it; *valid is
- * whether it addresses a slice of the axis (size A). */
-static LLVMValueRef load_index(hc_kb* kb, const hc_value* iv, LLVMValueRef ptr, LLVMValueRef j, int64_t A,
-                               LLVMValueRef* valid) {
-  LLVMValueRef i = hc_mv_load_in(kb, hc_kb_storage_type(kb, iv->dtype), ptr, j);
-  if (iv->dtype != HX_DTYPE_INT64) i = LLVMBuildSExt(kb->b, i, kb->t_i64, "");
-  LLVMValueRef neg = LLVMBuildICmp(kb->b, LLVMIntSLT, i, hc_kb_i64(kb, 0), "");
-  i = LLVMBuildSelect(kb->b, neg, hc_kb_iadd(kb, i, hc_kb_i64(kb, A)), i, "");
-  /* One unsigned compare covers both i < 0 and i >= A. */
-  *valid = LLVMBuildICmp(kb->b, LLVMIntULT, i, hc_kb_i64(kb, A), "");
-  return i;
-}
-
 /* Emits the run-copy (Q > 1) or element-gather (Q == 1) kernel. */
 static hx_status_t lower_gather(hc_lower_ctx* lc, hc_node* n) {
   const hc_value* x = n->inputs[0];
@@ -78,7 +65,7 @@ static hx_status_t lower_gather(hc_lower_ctx* lc, hc_node* n) {
     LLVMValueRef j = J == 1 ? hc_kb_i64(&kb, 0) : LLVMBuildURem(kb.b, u, hc_kb_i64(&kb, J), "");
     LLVMValueRef p = J == 1 ? u : LLVMBuildUDiv(kb.b, u, hc_kb_i64(&kb, J), "");
     LLVMValueRef valid;
-    LLVMValueRef i = load_index(&kb, iv, ip, j, A, &valid);
+    LLVMValueRef i = hc_mv_load_index(&kb, iv->dtype, ip, j, A, &valid);
     LLVMValueRef doff = hc_kb_imul(&kb, u, hc_kb_i64(&kb, Q));
     LLVMValueRef row = hc_kb_iadd(&kb, hc_kb_imul(&kb, p, hc_kb_i64(&kb, A)), i);
     LLVMValueRef soff = hc_kb_imul(&kb, row, hc_kb_i64(&kb, Q));
@@ -114,7 +101,7 @@ static hx_status_t lower_gather(hc_lower_ctx* lc, hc_node* n) {
     hc_loop jl;
     LLVMValueRef j = hc_loop_begin(&kb, &jl, jlo, jhi, "j");
     LLVMValueRef valid;
-    LLVMValueRef i = load_index(&kb, iv, ip, j, A, &valid);
+    LLVMValueRef i = hc_mv_load_index(&kb, iv->dtype, ip, j, A, &valid);
     /* Branch-free: read a safe address, then select zero for bad indices
      * (with A == 0 every index is bad and there is nothing to read). */
     LLVMValueRef v = LLVMConstInt(et, 0, 0);

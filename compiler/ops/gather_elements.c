@@ -22,20 +22,10 @@ static hx_status_t infer_gather_elements(hc_graph* g, hc_node* n) {
   HX_RETURN_IF_ERROR(hc_check_arity(n, 2, 2, 1, 1));
   HX_RETURN_IF_ERROR(hc_check_dtype(n, 0, HC_DT_ALL));
   HX_RETURN_IF_ERROR(hc_check_dtype(n, 1, HC_DT(HX_DTYPE_INT32) | HC_DT(HX_DTYPE_INT64)));
-  const hc_value* x = n->inputs[0];
-  const hc_value* idx = n->inputs[1];
-  if (x->rank < 1) return hc_node_error(n, HX_STATUS_INVALID_ARGUMENT, "data must have rank >= 1, got a scalar");
-  if (idx->rank != x->rank)
-    return hc_node_error(n, HX_STATUS_INVALID_ARGUMENT, "indices must have the rank of data (%d), got %d", x->rank,
-                         idx->rank);
   int64_t axis;
-  HX_RETURN_IF_ERROR(hc_norm_axis(n, hc_attr_int(n, "axis", 0), x->rank, &axis));
-  for (int d = 0; d < x->rank; ++d)
-    if (d != axis && idx->dims[d] > x->dims[d])
-      return hc_node_error(n, HX_STATUS_INVALID_ARGUMENT,
-                           "indices dimension %d (%lld) exceeds the data's (%lld); only the axis may differ", d,
-                           (long long)idx->dims[d], (long long)x->dims[d]);
-  hc_set_output(n, 0, x->dtype, idx->rank, idx->dims);
+  HX_RETURN_IF_ERROR(hc_mv_check_elements(n, NULL, &axis));
+  const hc_value* idx = n->inputs[1];
+  hc_set_output(n, 0, n->inputs[0]->dtype, idx->rank, idx->dims);
   return HX_OK;
 }
 
@@ -60,7 +50,6 @@ static hx_status_t lower_gather_elements(hc_lower_ctx* lc, hc_node* n) {
   hc_kb kb;
   HX_RETURN_IF_ERROR(hc_kb_begin(lc, n, NULL, hc_mv_tasks(units, upt), &kb));
   LLVMTypeRef et = hc_mv_elem_type(&kb, esize);
-  LLVMTypeRef it = hc_kb_storage_type(&kb, iv->dtype);
   LLVMValueRef src = hc_kb_ptr(&kb, x), dst = hc_kb_ptr(&kb, y), ip = hc_kb_ptr(&kb, iv);
   hc_loop ul, jl;
   LLVMValueRef u = hc_mv_units_begin(&kb, &ul, units, upt);
@@ -76,11 +65,8 @@ static hx_status_t lower_gather_elements(hc_lower_ctx* lc, hc_node* n) {
   LLVMValueRef jhi = hc_kb_imin(&kb, hc_kb_iadd(&kb, jlo, hc_kb_i64(&kb, JB)), hc_kb_i64(&kb, L));
   LLVMValueRef j = hc_loop_begin(&kb, &jl, jlo, jhi, "j");
   LLVMValueRef o = hc_kb_iadd(&kb, rbase, j);
-  LLVMValueRef i = hc_mv_load_in(&kb, it, ip, o);
-  if (iv->dtype != HX_DTYPE_INT64) i = LLVMBuildSExt(kb.b, i, kb.t_i64, "");
-  LLVMValueRef neg = LLVMBuildICmp(kb.b, LLVMIntSLT, i, hc_kb_i64(&kb, 0), "");
-  i = LLVMBuildSelect(kb.b, neg, hc_kb_iadd(&kb, i, hc_kb_i64(&kb, A)), i, "");
-  LLVMValueRef valid = LLVMBuildICmp(kb.b, LLVMIntULT, i, hc_kb_i64(&kb, A), "");
+  LLVMValueRef valid;
+  LLVMValueRef i = hc_mv_load_index(&kb, iv->dtype, ip, o, A, &valid);
   LLVMValueRef v = LLVMConstInt(et, 0, 0);
   if (A > 0) {
     LLVMValueRef safe = LLVMBuildSelect(kb.b, valid, i, hc_kb_i64(&kb, 0), "");

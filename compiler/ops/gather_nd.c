@@ -84,11 +84,10 @@ static LLVMValueRef tuple_offset(hc_kb* kb, const hc_value* x, const gnd_plan* p
   LLVMValueRef first = hc_kb_imul(kb, g, hc_kb_i64(kb, p->m));
   LLVMValueRef ok = LLVMConstInt(kb->t_i1, 1, 0);
   for (int64_t k = 0; k < p->m; ++k) {
-    int64_t dim = x->dims[p->b + k];
-    LLVMValueRef c = hc_mv_load_in(kb, kb->t_i64, ip, hc_kb_iadd(kb, first, hc_kb_i64(kb, k)));
-    LLVMValueRef neg = LLVMBuildICmp(kb->b, LLVMIntSLT, c, hc_kb_i64(kb, 0), "");
-    c = LLVMBuildSelect(kb->b, neg, hc_kb_iadd(kb, c, hc_kb_i64(kb, dim)), c, "");
-    ok = LLVMBuildAnd(kb->b, ok, LLVMBuildICmp(kb->b, LLVMIntULT, c, hc_kb_i64(kb, dim), ""), "");
+    LLVMValueRef in_range;
+    LLVMValueRef c = hc_mv_load_index(kb, HX_DTYPE_INT64, ip, hc_kb_iadd(kb, first, hc_kb_i64(kb, k)),
+                                      x->dims[p->b + k], &in_range);
+    ok = LLVMBuildAnd(kb->b, ok, in_range, "");
     off = hc_kb_iadd(kb, off, hc_kb_imul(kb, c, hc_kb_i64(kb, xs[p->b + k])));
   }
   *valid = ok;

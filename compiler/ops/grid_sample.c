@@ -282,14 +282,7 @@ static hx_status_t lower_grid_sample(hc_lower_ctx* lc, hc_node* n) {
                            "X ('%s') has an empty spatial dim; padding_mode border and "
                            "reflection need at least one element",
                            x->name);
-    HX_RETURN_IF_ERROR(hc_kb_begin(lc, n, "zero", 1, &kb));
-    LLVMValueRef Y = hc_kb_ptr(&kb, y);
-    hc_loop task;
-    hc_kb_task_loop_begin(&kb, &task);
-    hc_kb_memset(&kb, Y, 0, hc_kb_i64(&kb, (int64_t)hc_value_nbytes(y)));
-    hc_loop_end(&kb, &task);
-    hc_kb_end(&kb, 0, (double)hc_value_nbytes(y));
-    return HX_OK;
+    return hc_kb_emit_zero(lc, n, y);
   }
   HX_RETURN_IF_ERROR(hc_kb_begin(lc, n, NULL, p.N * p.nblocks, &kb));
   LLVMBuilderRef b = kb.b;

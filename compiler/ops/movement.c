@@ -114,6 +114,44 @@ void hc_mv_store_out(hc_kb* kb, LLVMTypeRef et, LLVMValueRef ptr, LLVMValueRef i
   hc_mv_mark(kb, LLVMBuildStore(kb->b, v, hc_mv_gep(kb, et, ptr, index)), true);
 }
 
+/* Wraps a negative index by dim; *valid (if asked) is 0 <= result < dim. */
+LLVMValueRef hc_mv_wrap_index(hc_kb* kb, LLVMValueRef i, LLVMValueRef dim, LLVMValueRef* valid) {
+  LLVMValueRef neg = LLVMBuildICmp(kb->b, LLVMIntSLT, i, hc_kb_i64(kb, 0), "");
+  i = LLVMBuildSelect(kb->b, neg, hc_kb_iadd(kb, i, dim), i, "");
+  if (valid) *valid = LLVMBuildICmp(kb->b, LLVMIntULT, i, dim, "");
+  return i;
+}
+
+/* Loads an int32/int64 index as i64 and wraps it (hc_mv_wrap_index). */
+LLVMValueRef hc_mv_load_index(hc_kb* kb, hx_dtype_t dt, LLVMValueRef ptr, LLVMValueRef at, int64_t dim,
+                              LLVMValueRef* valid) {
+  LLVMValueRef i = hc_mv_load_in(kb, hc_kb_storage_type(kb, dt), ptr, at);
+  if (dt != HX_DTYPE_INT64) i = LLVMBuildSExt(kb->b, i, kb->t_i64, "");
+  return hc_mv_wrap_index(kb, i, hc_kb_i64(kb, dim), valid);
+}
+
+/* Ranks, the updates shape, the axis and the extents, in that order. */
+hx_status_t hc_mv_check_elements(const hc_node* n, const hc_value* upd, int64_t* axis) {
+  const hc_value* x = n->inputs[0];
+  const hc_value* idx = n->inputs[1];
+  if (x->rank < 1) return hc_node_error(n, HX_STATUS_INVALID_ARGUMENT, "data must have rank >= 1, got a scalar");
+  if (idx->rank != x->rank)
+    return hc_node_error(n, HX_STATUS_INVALID_ARGUMENT, "indices must have the rank of data (%d), got %d", x->rank,
+                         idx->rank);
+  char s1[128], s2[128];
+  if (upd && (upd->rank != idx->rank || memcmp(upd->dims, idx->dims, sizeof(int64_t) * (size_t)idx->rank)))
+    return hc_node_error(n, HX_STATUS_INVALID_ARGUMENT, "updates (%s) must have the shape of indices (%s)",
+                         hc_shape_str(upd->rank, upd->dims, s1, sizeof s1),
+                         hc_shape_str(idx->rank, idx->dims, s2, sizeof s2));
+  HX_RETURN_IF_ERROR(hc_norm_axis(n, hc_attr_int(n, "axis", 0), x->rank, axis));
+  for (int d = 0; d < x->rank; ++d)
+    if (d != *axis && idx->dims[d] > x->dims[d])
+      return hc_node_error(n, HX_STATUS_INVALID_ARGUMENT,
+                           "indices dimension %d (%lld) exceeds the data's (%lld); only the axis may differ", d,
+                           (long long)idx->dims[d], (long long)x->dims[d]);
+  return HX_OK;
+}
+
 /* Stores `value` (of type et) to ptr[off + i] for i in [0, count). */
 void hc_mv_fill(hc_kb* kb, LLVMTypeRef et, LLVMValueRef ptr, LLVMValueRef off, LLVMValueRef count,
                 LLVMValueRef value) {
@@ -133,14 +171,7 @@ void hc_mv_copy_run(hc_kb* kb, size_t esize, LLVMValueRef dst, LLVMValueRef doff
 
 /* A private constant array in the module; returns its address. */
 static LLVMValueRef add_const_array(hc_kb* kb, LLVMTypeRef et, LLVMValueRef* elems, int64_t count, const char* name) {
-  LLVMTypeRef at = LLVMArrayType2(et, (uint64_t)count);
-  LLVMValueRef g = LLVMAddGlobal(kb->lc->mod, at, name);
-  LLVMSetInitializer(g, LLVMConstArray2(et, elems, (uint64_t)count));
-  LLVMSetGlobalConstant(g, 1);
-  LLVMSetLinkage(g, LLVMPrivateLinkage);
-  LLVMSetUnnamedAddress(g, LLVMGlobalUnnamedAddr);
-  LLVMSetAlignment(g, 16);
-  return g;
+  return hc_kb_const_table(kb->lc, LLVMConstArray2(et, elems, (uint64_t)count), name, 16);
 }
 
 /* A table of count entries (vals) in the module; ptr is NULL when out of

@@ -28,6 +28,22 @@ void hc_mv_mark(hc_kb* kb, LLVMValueRef inst, bool out);
 /* Marked element load of an input / store to the output. */
 LLVMValueRef hc_mv_load_in(hc_kb* kb, LLVMTypeRef et, LLVMValueRef ptr, LLVMValueRef index);
 void hc_mv_store_out(hc_kb* kb, LLVMTypeRef et, LLVMValueRef ptr, LLVMValueRef index, LLVMValueRef v);
+/* Index semantics shared by the ops that read indices at run time (Gather,
+ * GatherElements, GatherND, Scatter*, OneHot): a negative i64 index i
+ * counts from the end, i + dim. hc_mv_wrap_index returns the wrapped index
+ * and, when valid is not NULL, sets *valid to whether it lies in [0, dim)
+ * (one unsigned compare covers both ends). */
+LLVMValueRef hc_mv_wrap_index(hc_kb* kb, LLVMValueRef i, LLVMValueRef dim, LLVMValueRef* valid);
+/* Loads index ptr[at] of integer dtype dt (marked input load), widens it to
+ * i64 and wraps it as hc_mv_wrap_index with the constant dim. */
+LLVMValueRef hc_mv_load_index(hc_kb* kb, hx_dtype_t dt, LLVMValueRef ptr, LLVMValueRef at, int64_t dim,
+                              LLVMValueRef* valid);
+/* Shape checks shared by GatherElements and ScatterElements (data = input
+ * 0, indices = input 1): data of rank >= 1, indices of the same rank,
+ * updates (when not NULL) of the indices' shape, and every indices dim but
+ * the one of the `axis` attribute (normalised into *axis) no longer than
+ * data's. */
+hx_status_t hc_mv_check_elements(const hc_node* n, const hc_value* upd, int64_t* axis);
 /* Stores `value` (of type et) to ptr[off + i] for i in [0, count). */
 void hc_mv_fill(hc_kb* kb, LLVMTypeRef et, LLVMValueRef ptr, LLVMValueRef off, LLVMValueRef count, LLVMValueRef value);
 /* Copies count elements of esize bytes from src[soff] to dst[doff]. */

@@ -79,11 +79,7 @@ static hx_status_t infer_onehot(hc_graph* g, hc_node* n) {
 static LLVMValueRef load_index(hc_kb* kb, const hc_node* n, LLVMValueRef ip, LLVMValueRef at, LLVMValueRef depth) {
   hx_dtype_t dt = n->inputs[0]->dtype;
   LLVMValueRef i = hc_kb_convert(kb, hc_kb_load(kb, dt, ip, at), dt, HX_DTYPE_INT64);
-  if (n->opset >= 11) {
-    LLVMValueRef neg = LLVMBuildICmp(kb->b, LLVMIntSLT, i, hc_kb_i64(kb, 0), "");
-    i = LLVMBuildSelect(kb->b, neg, hc_kb_iadd(kb, i, depth), i, "");
-  }
-  return i;
+  return n->opset >= 11 ? hc_mv_wrap_index(kb, i, depth, NULL) : i;
 }
 
 /* The row kernel of the file comment. */

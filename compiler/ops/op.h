@@ -110,6 +110,11 @@ hx_status_t hc_norm_axis(const hc_node* n, int64_t axis, int rank, int64_t* out)
 hx_status_t hc_const_ints(const hc_node* n, int input, int64_t* out, int cap, int* out_count);
 /* Sets output i's dtype and shape. */
 void hc_set_output(hc_node* n, int i, hx_dtype_t dtype, int rank, const int64_t* dims);
+/* Makes v (an output whose dtype and shape are set) a compile-time
+ * constant, as ops known at shape inference do (Constant, Shape, Size...):
+ * allocates its data in g's arena and returns it for the caller to fill;
+ * NULL (v unchanged) when out of memory. */
+void* hc_make_const_value(hc_graph* g, hc_value* v);
 
 /* Lowers a node through the shared element-wise generator using op->scalar. */
 hx_status_t hc_lower_elementwise(hc_lower_ctx* lc, hc_node* n);

@@ -133,6 +133,15 @@ void hc_set_output(hc_node* n, int i, hx_dtype_t dtype, int rank, const int64_t*
   if (i < n->num_outputs && n->outputs[i]) hc_value_set_shape(n->outputs[i], dtype, rank, dims);
 }
 
+void* hc_make_const_value(hc_graph* g, hc_value* v) {
+  void* data = hc_graph_alloc_data(g, hc_value_nbytes(v));
+  if (!data) return NULL;
+  v->kind = HC_VALUE_CONST;
+  v->data = data;
+  v->producer = NULL;
+  return data;
+}
+
 /* Adapts an op's scalar function to the element-wise generator. */
 static LLVMValueRef scalar_of_node(hc_kb* kb, void* ctx, LLVMValueRef* operands) {
   const hc_node* n = ctx;

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compiler/ops/pool_common.h"
 #include "compiler/ops/sliding_window.h"
 
 #define POOL_MAX_SP (HC_MAX_RANK - 2)
@@ -73,15 +74,6 @@ typedef struct pool_plan {
   int64_t in_plane, out_plane, ktot;
 } pool_plan;
 
-/* Reads a 0/1 attribute. */
-static hx_status_t read_flag(const hc_node* n, const char* name, bool* out) {
-  int64_t v = hc_attr_int(n, name, 0);
-  if (v != 0 && v != 1)
-    return hc_node_error(n, HX_STATUS_INVALID_ARGUMENT, "'%s' = %lld; must be 0 or 1", name, (long long)v);
-  *out = v != 0;
-  return HX_OK;
-}
-
 /* Validates a MaxPool/AveragePool node and computes its plan. */
 static hx_status_t pool_setup(const hc_node* n, bool is_max, pool_plan* p) {
   memset(p, 0, sizeof *p);
@@ -116,9 +108,9 @@ static hx_status_t pool_setup(const hc_node* n, bool is_max, pool_plan* p) {
     p->in[i] = x->dims[2 + i];
   }
   bool ceil_mode = false;
-  HX_RETURN_IF_ERROR(read_flag(n, "ceil_mode", &ceil_mode));
-  HX_RETURN_IF_ERROR(read_flag(n, "count_include_pad", &p->count_include_pad));
-  HX_RETURN_IF_ERROR(read_flag(n, "storage_order", &p->column_major));
+  HX_RETURN_IF_ERROR(hc_pool_read_flag(n, "ceil_mode", &ceil_mode));
+  HX_RETURN_IF_ERROR(hc_pool_read_flag(n, "count_include_pad", &p->count_include_pad));
+  HX_RETURN_IF_ERROR(hc_pool_read_flag(n, "storage_order", &p->column_major));
   HX_RETURN_IF_ERROR(hc_sliding_window_geometry(n, p->nd, p->in, p->k, ceil_mode, p->s, p->d, p->pb, p->pe, p->out));
   p->with_indices = is_max && n->num_outputs > 1 && n->outputs[1];
   p->in_plane = hc_shape_numel(p->nd, p->in);
@@ -269,12 +261,7 @@ static LLVMValueRef const_table(hc_kb* kb, hx_dtype_t dt, const double* v, int64
   for (int64_t i = 0; i < count; ++i) elems[i] = LLVMConstReal(ct, v[i]);
   LLVMValueRef init = LLVMConstArray2(ct, elems, (uint64_t)count);
   free(elems);
-  LLVMValueRef g = LLVMAddGlobal(kb->lc->mod, LLVMTypeOf(init), "pool_counts");
-  LLVMSetInitializer(g, init);
-  LLVMSetGlobalConstant(g, 1);
-  LLVMSetLinkage(g, LLVMPrivateLinkage);
-  LLVMSetUnnamedAddress(g, LLVMGlobalUnnamedAddr);
-  return g;
+  return hc_kb_const_table(kb->lc, init, "pool_counts", 0);
 }
 
 static hx_status_t lower_pool(hc_lower_ctx* lc, hc_node* n, bool is_max) {
@@ -440,17 +427,7 @@ static hx_status_t lower_average_pool(hc_lower_ctx* lc, hc_node* n) { return low
 /* ---- GlobalAveragePool ---------------------------------------------------------- */
 
 static hx_status_t infer_global_average_pool(hc_graph* g, hc_node* n) {
-  HX_RETURN_IF_ERROR(hc_check_arity(n, 1, 1, 1, 1));
-  HX_RETURN_IF_ERROR(hc_check_dtype(n, 0, HC_DT_FLOATS));
-  const hc_value* x = n->inputs[0];
-  char s1[128];
-  if (x->rank < 2)
-    return hc_node_error(n, HX_STATUS_INVALID_ARGUMENT, "input X ('%s') has shape %s; expected (N, C, D1, ...)",
-                         x->name, hc_shape_str(x->rank, x->dims, s1, sizeof s1));
-  int64_t dims[HC_MAX_RANK];
-  for (int i = 0; i < x->rank; ++i) dims[i] = i < 2 ? x->dims[i] : 1;
-  hc_set_output(n, 0, x->dtype, x->rank, dims);
-  return HX_OK;
+  return hc_pool_infer_global(n, HC_DT_FLOATS);
 }
 
 /* One task averages a block of (image, channel) planes; the sum is marked

@@ -33,6 +33,7 @@
 #include <string.h>
 
 #include "compiler/ops/movement.h"
+#include "compiler/ops/pool_common.h"
 #include "compiler/ops/sliding_window.h"
 
 #define PX_MAX_SP (HC_MAX_RANK - 2)
@@ -74,11 +75,12 @@ static LLVMValueRef px_root(hc_kb* kb, hx_dtype_t dt, LLVMValueRef s, double p) 
   return hc_kb_math(kb, dt, "pow", args, 2);
 }
 
-/* ---- GlobalMaxPool / GlobalLpPool ---------------------------------------------- */
+/* ---- checks shared with pool.c (pool_common.h) ------------------------------------ */
 
-static hx_status_t infer_global(hc_node* n) {
+/* Output (N, C, 1, ..., 1) of a global pool. */
+hx_status_t hc_pool_infer_global(hc_node* n, uint64_t allowed) {
   HX_RETURN_IF_ERROR(hc_check_arity(n, 1, 1, 1, 1));
-  HX_RETURN_IF_ERROR(hc_check_dtype(n, 0, px_float_types(n)));
+  HX_RETURN_IF_ERROR(hc_check_dtype(n, 0, allowed));
   const hc_value* x = n->inputs[0];
   char s1[128];
   if (x->rank < 2)
@@ -90,12 +92,23 @@ static hx_status_t infer_global(hc_node* n) {
   return HX_OK;
 }
 
-static hx_status_t infer_global_max_pool(hc_graph* g, hc_node* n) { return infer_global(n); }
+/* A 0/1 attribute. */
+hx_status_t hc_pool_read_flag(const hc_node* n, const char* name, bool* out) {
+  int64_t v = hc_attr_int(n, name, 0);
+  if (v != 0 && v != 1)
+    return hc_node_error(n, HX_STATUS_INVALID_ARGUMENT, "'%s' = %lld; must be 0 or 1", name, (long long)v);
+  *out = v != 0;
+  return HX_OK;
+}
+
+/* ---- GlobalMaxPool / GlobalLpPool ---------------------------------------------- */
+
+static hx_status_t infer_global_max_pool(hc_graph* g, hc_node* n) { return hc_pool_infer_global(n, px_float_types(n)); }
 
 static hx_status_t infer_global_lp_pool(hc_graph* g, hc_node* n) {
   double p;
   HX_RETURN_IF_ERROR(px_read_p(n, &p));
-  return infer_global(n);
+  return hc_pool_infer_global(n, px_float_types(n));
 }
 
 /* One task reduces a block of planes: max, or the Lp norm (p > 0). */
@@ -177,10 +190,9 @@ static hx_status_t lp_setup(const hc_node* n, lp_plan* p) {
                            (long long)p->k[i]);
     p->in[i] = x->dims[2 + i];
   }
-  int64_t cm = hc_attr_int(n, "ceil_mode", 0);
-  if (cm != 0 && cm != 1)
-    return hc_node_error(n, HX_STATUS_INVALID_ARGUMENT, "'ceil_mode' = %lld; must be 0 or 1", (long long)cm);
-  return hc_sliding_window_geometry(n, p->nd, p->in, p->k, cm == 1, p->s, p->d, p->pb, p->pe, p->out);
+  bool ceil_mode;
+  HX_RETURN_IF_ERROR(hc_pool_read_flag(n, "ceil_mode", &ceil_mode));
+  return hc_sliding_window_geometry(n, p->nd, p->in, p->k, ceil_mode, p->s, p->d, p->pb, p->pe, p->out);
 }
 
 static hx_status_t infer_lp_pool(hc_graph* g, hc_node* n) {

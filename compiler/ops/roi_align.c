@@ -107,19 +107,6 @@ static hx_status_t infer_roi_align(hc_graph* g, hc_node* n) {
   return HX_OK;
 }
 
-/* Emits a kernel writing zeros over all of y. */
-static hx_status_t emit_zero(hc_lower_ctx* lc, hc_node* n, const hc_value* y) {
-  hc_kb kb;
-  HX_RETURN_IF_ERROR(hc_kb_begin(lc, n, "zero", 1, &kb));
-  LLVMValueRef Y = hc_kb_ptr(&kb, y);
-  hc_loop task;
-  hc_kb_task_loop_begin(&kb, &task);
-  hc_kb_memset(&kb, Y, 0, hc_kb_i64(&kb, (int64_t)hc_value_nbytes(y)));
-  hc_loop_end(&kb, &task);
-  hc_kb_end(&kb, 0, (double)hc_value_nbytes(y));
-  return HX_OK;
-}
-
 /* Float constant of type t. */
 static LLVMValueRef fc(LLVMTypeRef t, double v) { return LLVMConstReal(t, v); }
 
@@ -157,7 +144,7 @@ static hx_status_t lower_roi_align(hc_lower_ctx* lc, hc_node* n) {
   hx_dtype_t dt = x->dtype;
   int64_t N = x->dims[0], C = x->dims[1], H = x->dims[2], W = x->dims[3], R = n->inputs[1]->dims[0];
   if (hc_value_numel(y) == 0) return HX_OK;
-  if (H == 0 || W == 0) return emit_zero(lc, n, y);
+  if (H == 0 || W == 0) return hc_kb_emit_zero(lc, n, y);
   int64_t CB = C < RA_CHANNELS ? C : RA_CHANNELS, ncb = (C + CB - 1) / CB;
 
   hc_kb kb;

@@ -53,18 +53,6 @@ static hx_status_t read_reduction(const hc_node* n, reduction* r) {
   return HX_OK;
 }
 
-/* Loads an index (int32 or int64) as i64, wraps a negative one by adding
- * dim and sets *valid to whether it lies in [0, dim). */
-static LLVMValueRef load_index(hc_kb* kb, hx_dtype_t dt, LLVMValueRef ptr, LLVMValueRef at, int64_t dim,
-                               LLVMValueRef* valid) {
-  LLVMValueRef i = hc_mv_load_in(kb, hc_kb_storage_type(kb, dt), ptr, at);
-  if (dt != HX_DTYPE_INT64) i = LLVMBuildSExt(kb->b, i, kb->t_i64, "");
-  LLVMValueRef neg = LLVMBuildICmp(kb->b, LLVMIntSLT, i, hc_kb_i64(kb, 0), "");
-  i = LLVMBuildSelect(kb->b, neg, hc_kb_iadd(kb, i, hc_kb_i64(kb, dim)), i, "");
-  *valid = LLVMBuildICmp(kb->b, LLVMIntULT, i, hc_kb_i64(kb, dim), "");
-  return i;
-}
-
 /* out[o] = reduce(out[o], upd[u]). Output reads are unmarked: they alias
  * the writes. */
 static void apply_update(hc_kb* kb, hx_dtype_t dt, reduction red, LLVMValueRef out, LLVMValueRef o, LLVMValueRef upd,
@@ -107,25 +95,9 @@ static hx_status_t infer_scatter_elements(hc_graph* g, hc_node* n) {
   HX_RETURN_IF_ERROR(hc_check_same_dtype(n, 0, 2));
   reduction red;
   HX_RETURN_IF_ERROR(read_reduction(n, &red));
-  const hc_value* x = n->inputs[0];
-  const hc_value* idx = n->inputs[1];
-  const hc_value* upd = n->inputs[2];
-  if (x->rank < 1) return hc_node_error(n, HX_STATUS_INVALID_ARGUMENT, "data must have rank >= 1, got a scalar");
-  if (idx->rank != x->rank)
-    return hc_node_error(n, HX_STATUS_INVALID_ARGUMENT, "indices must have the rank of data (%d), got %d", x->rank,
-                         idx->rank);
-  char s1[128], s2[128];
-  if (upd->rank != idx->rank || memcmp(upd->dims, idx->dims, sizeof(int64_t) * (size_t)idx->rank))
-    return hc_node_error(n, HX_STATUS_INVALID_ARGUMENT, "updates (%s) must have the shape of indices (%s)",
-                         hc_shape_str(upd->rank, upd->dims, s1, sizeof s1),
-                         hc_shape_str(idx->rank, idx->dims, s2, sizeof s2));
   int64_t axis;
-  HX_RETURN_IF_ERROR(hc_norm_axis(n, hc_attr_int(n, "axis", 0), x->rank, &axis));
-  for (int d = 0; d < x->rank; ++d)
-    if (d != axis && idx->dims[d] > x->dims[d])
-      return hc_node_error(n, HX_STATUS_INVALID_ARGUMENT,
-                           "indices dimension %d (%lld) exceeds the data's (%lld); only the axis may differ", d,
-                           (long long)idx->dims[d], (long long)x->dims[d]);
+  HX_RETURN_IF_ERROR(hc_mv_check_elements(n, n->inputs[2], &axis));
+  const hc_value* x = n->inputs[0];
   hc_set_output(n, 0, x->dtype, x->rank, x->dims);
   return HX_OK;
 }
@@ -193,7 +165,7 @@ static hx_status_t lower_scatter_elements(hc_lower_ctx* lc, hc_node* n) {
   LLVMValueRef j = hc_loop_begin(&kb, &jl, jlo, jhi, "j");
   LLVMValueRef uoff = hc_kb_iadd(&kb, ubase, j);
   LLVMValueRef valid;
-  LLVMValueRef i = load_index(&kb, iv->dtype, ip, uoff, A, &valid);
+  LLVMValueRef i = hc_mv_load_index(&kb, iv->dtype, ip, uoff, A, &valid);
   LLVMValueRef xoff = hc_kb_iadd(&kb, xbase, hc_kb_imul(&kb, i, hc_kb_i64(&kb, xs[axis])));
   if (axis != last) xoff = hc_kb_iadd(&kb, xoff, j);
   hc_if s;
@@ -287,7 +259,8 @@ static hx_status_t lower_scatter_nd(hc_lower_ctx* lc, hc_node* n) {
   LLVMValueRef ok = LLVMConstInt(kb.t_i1, 1, 0), xoff = hc_kb_i64(&kb, 0);
   for (int64_t c = 0; c < k; ++c) {
     LLVMValueRef valid;
-    LLVMValueRef i = load_index(&kb, iv->dtype, ip, hc_kb_iadd(&kb, first, hc_kb_i64(&kb, c)), x->dims[c], &valid);
+    LLVMValueRef at = hc_kb_iadd(&kb, first, hc_kb_i64(&kb, c));
+    LLVMValueRef i = hc_mv_load_index(&kb, iv->dtype, ip, at, x->dims[c], &valid);
     ok = LLVMBuildAnd(kb.b, ok, valid, "");
     xoff = hc_kb_iadd(&kb, xoff, hc_kb_imul(&kb, i, hc_kb_i64(&kb, xs[c])));
   }

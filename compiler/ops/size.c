@@ -10,12 +10,9 @@ static hx_status_t infer_size(hc_graph* g, hc_node* n) {
   int64_t count = hc_value_numel(n->inputs[0]);
   hc_value* out = n->outputs[0];
   hc_value_set_shape(out, HX_DTYPE_INT64, 0, NULL);
-  void* data = hc_graph_alloc_data(g, sizeof count);
+  void* data = hc_make_const_value(g, out);
   if (!data) return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory");
   memcpy(data, &count, sizeof count);
-  out->kind = HC_VALUE_CONST;
-  out->data = data;
-  out->producer = NULL;
   return HX_OK;
 }
 

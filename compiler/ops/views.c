@@ -167,13 +167,9 @@ static hx_status_t infer_dropout(hc_graph* g, hc_node* n) {
   if (n->num_outputs > 1 && n->outputs[1]) {
     hc_value* mask = n->outputs[1];
     hc_value_set_shape(mask, HX_DTYPE_BOOL, x->rank, x->dims);
-    size_t bytes = hc_value_nbytes(mask);
-    unsigned char* ones = hc_graph_alloc_data(g, bytes);
+    unsigned char* ones = hc_make_const_value(g, mask);
     if (!ones) return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory");
-    memset(ones, 1, bytes);
-    mask->kind = HC_VALUE_CONST;
-    mask->data = ones;
-    mask->producer = NULL;
+    memset(ones, 1, hc_value_nbytes(mask));
   }
   return HX_OK;
 }

@@ -117,13 +117,9 @@ static hx_status_t set_const_output(hc_graph* g, hc_node* n, hx_dtype_t dt, int 
                                     const double* vals) {
   hc_value* out = n->outputs[0];
   hc_value_set_shape(out, dt, rank, dims);
-  size_t nbytes = hc_value_nbytes(out);
-  void* data = hc_graph_alloc_data(g, nbytes);
+  void* data = hc_make_const_value(g, out);
   if (!data) return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory computing %s", n->name);
   store_values(dt, data, vals, hc_value_numel(out));
-  out->kind = HC_VALUE_CONST;
-  out->data = data;
-  out->producer = NULL;
   return HX_OK;
 }
 

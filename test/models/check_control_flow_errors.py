@@ -15,17 +15,15 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+import casekit
+from casekit import vi
+
 F32, I64, BOOL = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
 
 
-def vi(name, et, shape):
-    return helper.make_tensor_value_info(name, et, shape)
-
-
-def model(graph, opset=13):
-    m = helper.make_model(graph, opset_imports=[helper.make_opsetid('', opset)])
-    m.ir_version = 8
-    return m
+def model(graph):
+    """The error models all import opset 13."""
+    return casekit.make_model(graph, 13)
 
 
 def loop_body(nodes, carried, scans=()):
@@ -122,9 +120,8 @@ def cases():
 
 
 def main():
-    if len(sys.argv) != 2:
-        sys.exit(__doc__)
-    harnessc = os.path.join(sys.argv[1], 'harnessc')
+    bin_dir, _ = casekit.command_line(__doc__, make_dir=False)
+    harnessc = os.path.join(bin_dir, 'harnessc')
     bad = 0
     with tempfile.TemporaryDirectory(prefix='cf-errors-') as d:
         for name, (m, wants) in cases().items():

@@ -19,18 +19,16 @@ non-zero axes, Scan-8 with sequence_lens and batch, all-constant control
 flow (folded at compile time), int32 / int64 / float16 / bool values.
 """
 import os
-import sys
 
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+import casekit
+from casekit import vi
+
 F32, I64, I32, F16, BOOL = TensorProto.FLOAT, TensorProto.INT64, TensorProto.INT32, TensorProto.FLOAT16, TensorProto.BOOL
 NP = {F32: np.float32, I64: np.int64, I32: np.int32, F16: np.float16, BOOL: np.bool_}
-
-
-def vi(name, et, shape):
-    return helper.make_tensor_value_info(name, et, shape)
 
 
 def const(name, arr):
@@ -39,21 +37,11 @@ def const(name, arr):
 
 def write(out_dir, name, graph, opset, sets):
     """sets: list of (inputs list, outputs list) numpy arrays, in graph order."""
-    d = os.path.join(out_dir, name)
-    os.makedirs(d, exist_ok=True)
-    m = helper.make_model(graph, opset_imports=[helper.make_opsetid('', opset)], producer_name='make_control_flow_cases')
-    m.ir_version = 8 if opset >= 13 else 6
+    m = casekit.make_model(graph, opset, producer='make_control_flow_cases', ir_version=8 if opset >= 13 else 6)
     onnx.checker.check_model(m)
-    onnx.save(m, os.path.join(d, 'model.onnx'))
-    for s, (ins, outs) in enumerate(sets):
-        sd = os.path.join(d, 'test_data_set_%d' % s)
-        os.makedirs(sd, exist_ok=True)
-        for i, (v, a) in enumerate(zip(graph.input, ins)):
-            with open(os.path.join(sd, 'input_%d.pb' % i), 'wb') as f:
-                f.write(numpy_helper.from_array(np.asarray(a), v.name).SerializeToString())
-        for i, (v, a) in enumerate(zip(graph.output, outs)):
-            with open(os.path.join(sd, 'output_%d.pb' % i), 'wb') as f:
-                f.write(numpy_helper.from_array(np.asarray(a), v.name).SerializeToString())
+    data = [([casekit.to_tensor(v.name, a) for v, a in zip(graph.input, ins)],
+             [casekit.to_tensor(v.name, a) for v, a in zip(graph.output, outs)]) for ins, outs in sets]
+    casekit.write_folder(out_dir, name, m, data)
 
 
 def case_if_runtime(out):
@@ -498,10 +486,7 @@ def case_loop_specialised_init(out):
 
 
 def main():
-    if len(sys.argv) != 2:
-        sys.exit(__doc__)
-    out = sys.argv[1]
-    os.makedirs(out, exist_ok=True)
+    out = casekit.out_dir(__doc__)
     for f in (case_if_runtime, case_if_outer_outputs, case_if_const, case_if_in_loop, case_loop_early_exit,
               case_loop_swap, case_loop_while, case_loop_const_body, case_loop_specialised, case_nested_loops,
               case_scan_axes, case_scan8, case_all_const, case_bool_if, case_scan_rnn, case_cf_in_if,

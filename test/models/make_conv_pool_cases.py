@@ -11,36 +11,18 @@ Expected outputs come from the straightforward numpy references below
 operator specifications, not from Harness.
 """
 import itertools
-import os
-import sys
 
 import numpy as np
-import onnx
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper
+
+import casekit
+from casekit import bf16_round, cast_out, from_tagged, same_pads, window_out
 
 RNG = np.random.default_rng(20240611)
-BF16 = "bfloat16"  # marker dtype: stored as float32 values rounded to bfloat16
+BF16 = casekit.BFLOAT16  # marker dtype: stored as float32 values rounded to bfloat16
 
 
 # ---- references ---------------------------------------------------------------
-
-def window_out(in_size, k, s, d, pb, pe, ceil_mode=False):
-    """Output size of a conv/pool window (ONNX shape inference, incl. the
-    ceil_mode rule that drops a last window starting in the end padding)."""
-    span = in_size + pb + pe - ((k - 1) * d + 1)
-    assert span >= 0
-    out = (-(-span // s) if ceil_mode else span // s) + 1
-    if ceil_mode and (out - 1) * s >= in_size + pb:
-        out -= 1
-    return out
-
-
-def same_pads(in_size, k, s, d, upper):
-    out = -(-in_size // s)
-    total = max(0, (out - 1) * s + (k - 1) * d + 1 - in_size)
-    small = total // 2
-    return (small, total - small) if upper else (total - small, small)
-
 
 def conv_ref(x, w, b, strides, dil, pb, pe, group):
     x = x.astype(np.float64)
@@ -142,59 +124,13 @@ def rand(shape, dtype):
         return RNG.integers(info.min, info.max + 1, size=shape).astype(dtype)
     v = RNG.standard_normal(shape)
     if dtype == BF16:
-        return to_bf16(v)
+        return bf16_round(v)
     return v.astype(dtype)
-
-
-def to_bf16(v):
-    """float32 values rounded to the nearest bfloat16 (ties to even)."""
-    bits = np.asarray(v, dtype=np.float32).view(np.uint32).astype(np.uint64)
-    bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
-    return bits.astype(np.uint32).view(np.float32)
-
-
-def to_tensor(name, arr, dtype):
-    if dtype == BF16:
-        t = TensorProto()
-        t.name = name
-        t.data_type = TensorProto.BFLOAT16
-        t.dims.extend(arr.shape)
-        t.raw_data = (np.asarray(arr, np.float32).view(np.uint32) >> 16).astype(np.uint16).tobytes()
-        return t
-    return numpy_helper.from_array(np.asarray(arr, dtype=dtype), name)
-
-
-def elem_type(dtype):
-    if dtype == BF16:
-        return TensorProto.BFLOAT16
-    return helper.np_dtype_to_tensor_dtype(np.dtype(dtype)) if hasattr(helper, "np_dtype_to_tensor_dtype") \
-        else onnx.mapping.NP_TYPE_TO_TENSOR_TYPE[np.dtype(dtype)]
 
 
 def save_case(root, name, node, inputs, outputs, opset):
     """inputs/outputs: lists of (name, array, dtype)."""
-    graph = helper.make_graph(
-        [node], name,
-        [helper.make_tensor_value_info(n, elem_type(dt), a.shape) for n, a, dt in inputs],
-        [helper.make_tensor_value_info(n, elem_type(dt), a.shape) for n, a, dt in outputs])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], producer_name="harness-tests")
-    model.ir_version = 8
-    d = os.path.join(root, name)
-    os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
-    with open(os.path.join(d, "model.onnx"), "wb") as f:
-        f.write(model.SerializeToString())
-    for kind, lst in (("input", inputs), ("output", outputs)):
-        for i, (n, a, dt) in enumerate(lst):
-            with open(os.path.join(d, "test_data_set_0", f"{kind}_{i}.pb"), "wb") as f:
-                f.write(to_tensor(n, a, dt).SerializeToString())
-
-
-def cast_out(y, dtype):
-    if dtype == BF16:
-        return to_bf16(y)
-    if np.issubdtype(np.dtype(dtype), np.integer):
-        return y.astype(dtype)
-    return y.astype(dtype)
+    casekit.write_case(root, name, node, from_tagged(inputs), from_tagged(outputs), opset, producer="harness-tests")
 
 
 # ---- cases ------------------------------------------------------------------------------
@@ -298,21 +234,8 @@ def gap_case(root, name, xs, dtype=np.float32, opset=17):
 def graph_case(root, name, nodes, inputs, outputs, inits, opset=17):
     """A multi-node model: inputs/outputs are (name, array, dtype); inits
     are (name, array) float32 initializers."""
-    graph = helper.make_graph(
-        nodes, name,
-        [helper.make_tensor_value_info(n, elem_type(dt), a.shape) for n, a, dt in inputs],
-        [helper.make_tensor_value_info(n, elem_type(dt), a.shape) for n, a, dt in outputs],
-        [numpy_helper.from_array(a, n) for n, a in inits])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], producer_name="harness-tests")
-    model.ir_version = 8
-    d = os.path.join(root, name)
-    os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
-    with open(os.path.join(d, "model.onnx"), "wb") as f:
-        f.write(model.SerializeToString())
-    for kind, lst in (("input", inputs), ("output", outputs)):
-        for i, (n, a, dt) in enumerate(lst):
-            with open(os.path.join(d, "test_data_set_0", f"{kind}_{i}.pb"), "wb") as f:
-                f.write(to_tensor(n, a, dt).SerializeToString())
+    casekit.write_case(root, name, nodes, from_tagged(inputs), from_tagged(outputs), opset, inits,
+                       producer="harness-tests")
 
 
 def folding_cases(root):
@@ -357,9 +280,7 @@ def folding_cases(root):
 
 
 def main():
-    if len(sys.argv) != 2:
-        sys.exit(__doc__)
-    root = sys.argv[1]
+    root = casekit.out_dir(__doc__)
     f16, f64 = np.float16, np.float64
 
     # Conv

@@ -25,39 +25,23 @@ keep_aspect_ratio_policy).
 """
 import glob
 import os
-import shutil
-import sys
 
 import numpy as np
 import onnx
-from onnx import helper, numpy_helper
+from onnx import helper
 from onnx.backend.test.case.node.resize import (cubic_coeffs, interpolate_nd, linear_coeffs,
                                                  nearest_coeffs)
+
+import casekit
 
 INT64_MIN = -(2 ** 63)
 INT64_MAX = 2 ** 63 - 1
 RNG = np.random.default_rng(20240611)
 
 
-def tensor_type(a):
-    return helper.np_dtype_to_tensor_dtype(a.dtype) if hasattr(helper, "np_dtype_to_tensor_dtype") \
-        else onnx.mapping.NP_TYPE_TO_TENSOR_TYPE[a.dtype]
-
-
 def save_case(root, name, nodes, inputs, outputs, inits=(), opset=13):
     """inputs/outputs/inits: lists of (name, numpy array)."""
-    d = os.path.join(root, name)
-    os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
-    vi = lambda n, a: helper.make_tensor_value_info(n, tensor_type(a), list(a.shape))
-    g = helper.make_graph(nodes if isinstance(nodes, list) else [nodes], name, [vi(n, a) for n, a in inputs],
-                          [vi(n, a) for n, a in outputs], [numpy_helper.from_array(a, n) for n, a in inits])
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
-    m.ir_version = 8
-    onnx.save(m, os.path.join(d, "model.onnx"))
-    for kind, items in (("input", inputs), ("output", outputs)):
-        for i, (n, a) in enumerate(items):
-            with open(os.path.join(d, "test_data_set_0", f"{kind}_{i}.pb"), "wb") as f:
-                f.write(numpy_helper.from_array(a, n).SerializeToString())
+    casekit.write_case(root, name, nodes, inputs, outputs, opset, inits)
 
 
 def randf(*shape, dtype=np.float32):
@@ -453,41 +437,17 @@ def split_concat_expand_cases(root):
 def freeze_suite(root, node_dir):
     """Copies NODE_DIR/test_resize_* with float scales/roi inputs frozen."""
     for d in sorted(glob.glob(os.path.join(node_dir, "test_resize_*"))):
-        m = onnx.load(os.path.join(d, "model.onnx"))
-        sets = sorted(glob.glob(os.path.join(d, "test_data_set_*")))
-        names = [i.name for i in m.graph.input]
+        names = [i.name for i in onnx.load(os.path.join(d, "model.onnx")).graph.input]
         frozen = [i for i, n in enumerate(names) if n in ("scales", "roi")]
-        if not frozen or not sets:
+        if not frozen or not os.path.isdir(os.path.join(d, "test_data_set_0")):
             continue
-        dst = os.path.join(root, "frozen_" + os.path.basename(d))
-        os.makedirs(os.path.join(dst, "test_data_set_0"), exist_ok=True)
-        keep = [i for i in range(len(names)) if i not in frozen]
-        for i in frozen:
-            t = onnx.load_tensor(os.path.join(sets[0], f"input_{i}.pb"))
-            t.name = names[i]
-            m.graph.initializer.append(t)
-        inputs = [m.graph.input[i] for i in keep]
-        del m.graph.input[:]
-        m.graph.input.extend(inputs)
-        onnx.save(m, os.path.join(dst, "model.onnx"))
-        for new, old in enumerate(keep):
-            shutil.copy(os.path.join(sets[0], f"input_{old}.pb"), os.path.join(dst, "test_data_set_0", f"input_{new}.pb"))
-        for f in glob.glob(os.path.join(sets[0], "output_*.pb")):
-            shutil.copy(f, os.path.join(dst, "test_data_set_0"))
+        casekit.freeze_inputs(d, os.path.join(root, "frozen_" + os.path.basename(d)), frozen)
 
 
 def main():
-    args = sys.argv[1:]
-    suite = None
-    if len(args) == 3 and args[1] == "--freeze-suite":
-        suite = args[2]
-        args = args[:1]
-    if len(args) != 1:
-        sys.exit(__doc__)
-    root = args[0]
-    os.makedirs(root, exist_ok=True)
-    if suite:
-        freeze_suite(root, suite)
+    root, opts = casekit.command_line(__doc__, options=("--freeze-suite",))
+    if opts["--freeze-suite"]:
+        freeze_suite(root, opts["--freeze-suite"])
     gather_cases(root)
     slice_cases(root)
     pad_cases(root)

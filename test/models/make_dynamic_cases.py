@@ -16,63 +16,32 @@ value-dependent shape feeding an op that cannot take it, run-time scales
 without a declared output shape), as ERROR_DIR/<name>.onnx.
 """
 import os
-import sys
 
 import numpy as np
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, helper
 from onnx.backend.test.case.node import resize as rref
 
-RNG = np.random.default_rng(2024)
+import casekit
 
-NP_TO_ONNX = {
-    np.dtype(np.float32): TensorProto.FLOAT,
-    np.dtype(np.float64): TensorProto.DOUBLE,
-    np.dtype(np.float16): TensorProto.FLOAT16,
-    np.dtype(np.int8): TensorProto.INT8,
-    np.dtype(np.int16): TensorProto.INT16,
-    np.dtype(np.int32): TensorProto.INT32,
-    np.dtype(np.int64): TensorProto.INT64,
-    np.dtype(np.uint8): TensorProto.UINT8,
-    np.dtype(np.uint16): TensorProto.UINT16,
-    np.dtype(np.uint32): TensorProto.UINT32,
-    np.dtype(np.uint64): TensorProto.UINT64,
-    np.dtype(np.bool_): TensorProto.BOOL,
-}
+RNG = np.random.default_rng(2024)
 
 
 def write_case(root, name, nodes, in_names, out_names, sets, opset, initializers=None, out_shapes=None):
     """sets: list of (input values, output values), one per data set. Graph
     inputs and outputs are declared with the first set's shapes, or with
     out_shapes (a list; None entries keep the first set's shape) for outputs."""
-    d = os.path.join(root, name)
     ins0, outs0 = sets[0]
     decl = []
     for i, (n, v) in enumerate(zip(out_names, outs0)):
-        shape = list(np.asarray(v).shape)
+        shape = casekit.shape_of(v)
         if out_shapes and out_shapes[i] is not None:
             shape = out_shapes[i]
-        decl.append(helper.make_tensor_value_info(n, NP_TO_ONNX[np.asarray(v).dtype], shape))
-    graph = helper.make_graph(
-        nodes, name,
-        [helper.make_tensor_value_info(n, NP_TO_ONNX[np.asarray(v).dtype], list(np.asarray(v).shape))
-         for n, v in zip(in_names, ins0)],
-        decl,
-        initializer=[numpy_helper.from_array(np.asarray(v), n) for n, v in (initializers or [])],
-    )
-    model = helper.make_model(graph, producer_name="make_dynamic_cases")
-    del model.opset_import[:]
-    model.opset_import.extend([helper.make_opsetid("", opset)])
-    model.ir_version = 8
-    os.makedirs(d, exist_ok=True)
-    with open(os.path.join(d, "model.onnx"), "wb") as f:
-        f.write(model.SerializeToString())
-    for s, (ins, outs) in enumerate(sets):
-        sd = os.path.join(d, "test_data_set_%d" % s)
-        os.makedirs(sd, exist_ok=True)
-        for kind, names, vals in (("input", in_names, ins), ("output", out_names, outs)):
-            for i, (n, v) in enumerate(zip(names, vals)):
-                with open(os.path.join(sd, "%s_%d.pb" % (kind, i)), "wb") as f:
-                    f.write(numpy_helper.from_array(np.asarray(v), n).SerializeToString())
+        decl.append(casekit.vi(n, casekit.elem_type(v), shape))
+    graph = helper.make_graph(nodes, name, [casekit.value_info(n, v) for n, v in zip(in_names, ins0)], decl,
+                              initializer=[casekit.to_tensor(n, v) for n, v in (initializers or [])])
+    data = [([casekit.to_tensor(n, v) for n, v in zip(in_names, ins)],
+             [casekit.to_tensor(n, v) for n, v in zip(out_names, outs)]) for ins, outs in sets]
+    casekit.write_folder(root, name, casekit.make_model(graph, opset, producer="make_dynamic_cases"), data)
 
 
 def sparse(shape, dtype, p_zero=0.5):
@@ -477,11 +446,8 @@ def error_models(root):
     os.makedirs(root, exist_ok=True)
 
     def save(name, nodes, inputs, outputs, opset=13):
-        graph = helper.make_graph(nodes, name, inputs, outputs)
-        model = helper.make_model(graph, producer_name="make_dynamic_cases")
-        del model.opset_import[:]
-        model.opset_import.extend([helper.make_opsetid("", opset)])
-        model.ir_version = 8
+        model = casekit.make_model(helper.make_graph(nodes, name, inputs, outputs), opset,
+                                   producer="make_dynamic_cases")
         with open(os.path.join(root, name + ".onnx"), "wb") as f:
             f.write(model.SerializeToString())
 
@@ -500,12 +466,9 @@ def error_models(root):
 
 
 def main():
-    if len(sys.argv) not in (2, 3):
-        sys.exit(__doc__)
-    if len(sys.argv) == 3:
-        error_models(sys.argv[2])
-    root = sys.argv[1]
-    os.makedirs(root, exist_ok=True)
+    root, more = casekit.command_line(__doc__, optional=("ERROR_DIR",))
+    if more["ERROR_DIR"]:
+        error_models(more["ERROR_DIR"])
     nonzero_cases(root)
     compress_cases(root)
     unique_cases(root)

@@ -20,30 +20,15 @@ then:  harness-test OUTPUT_DIR/ew_*
        harness-test --rtol 0 --atol 0 OUTPUT_DIR/exact_*
 """
 import math
-import os
-import sys
 import warnings
 from fractions import Fraction
 
 import numpy as np
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, helper
+
+import casekit
 
 RNG = np.random.default_rng(4321)
-
-NP_TO_ONNX = {
-    np.dtype(np.float32): TensorProto.FLOAT,
-    np.dtype(np.float64): TensorProto.DOUBLE,
-    np.dtype(np.float16): TensorProto.FLOAT16,
-    np.dtype(np.int8): TensorProto.INT8,
-    np.dtype(np.int16): TensorProto.INT16,
-    np.dtype(np.int32): TensorProto.INT32,
-    np.dtype(np.int64): TensorProto.INT64,
-    np.dtype(np.uint8): TensorProto.UINT8,
-    np.dtype(np.uint16): TensorProto.UINT16,
-    np.dtype(np.uint32): TensorProto.UINT32,
-    np.dtype(np.uint64): TensorProto.UINT64,
-    np.dtype(np.bool_): TensorProto.BOOL,
-}
 
 
 # ---- exact rounding and bfloat16 ---------------------------------------------------
@@ -84,8 +69,10 @@ def to_bf16_exact(values):
     return np.array([round_exact(v, 8, -126, 127) for v in values], dtype=np.float32)
 
 
-class BF16:
-    """A bfloat16 tensor held as the float32 values it represents exactly."""
+class BF16(casekit.BF16):
+    """A bfloat16 tensor held as the float32 values it represents exactly,
+    rounded from the given values exactly (float64 input is not rounded to
+    float32 first)."""
 
     def __init__(self, values):
         v = np.asarray(values)
@@ -95,52 +82,14 @@ class BF16:
         self.values = v
 
 
-def to_tensor(name, value):
-    if isinstance(value, BF16):
-        t = TensorProto()
-        t.name = name
-        t.data_type = TensorProto.BFLOAT16
-        t.dims.extend(value.values.shape)
-        t.raw_data = (value.values.view(np.uint32) >> 16).astype(np.uint16).tobytes()
-        return t
-    return numpy_helper.from_array(np.asarray(value), name)
-
-
-def elem_type(value):
-    if isinstance(value, BF16):
-        return TensorProto.BFLOAT16
-    return NP_TO_ONNX[np.asarray(value).dtype]
-
-
-def shape_of(value):
-    return list((value.values if isinstance(value, BF16) else np.asarray(value)).shape)
-
-
 def as_f64(value):
     return (value.values if isinstance(value, BF16) else np.asarray(value)).astype(np.float64)
 
 
 def write_case(root, name, nodes, inputs, outputs, opset, initializers=None):
     """inputs/outputs: lists of (name, value); initializers: list of (name, value)."""
-    d = os.path.join(root, name)
-    os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
-    graph = helper.make_graph(
-        nodes,
-        name,
-        [helper.make_tensor_value_info(n, elem_type(v), shape_of(v)) for n, v in inputs],
-        [helper.make_tensor_value_info(n, elem_type(v), shape_of(v)) for n, v in outputs],
-        initializer=[to_tensor(n, v) for n, v in (initializers or [])],
-    )
-    model = helper.make_model(graph, producer_name="make_elementwise_cases")
-    del model.opset_import[:]
-    model.opset_import.extend([helper.make_opsetid("", opset)])
-    model.ir_version = 8 if opset < 21 else 10
-    with open(os.path.join(d, "model.onnx"), "wb") as f:
-        f.write(model.SerializeToString())
-    for kind, items in (("input", inputs), ("output", outputs)):
-        for i, (n, v) in enumerate(items):
-            with open(os.path.join(d, "test_data_set_0", "%s_%d.pb" % (kind, i)), "wb") as f:
-                f.write(to_tensor(n, v).SerializeToString())
+    casekit.write_case(root, name, nodes, inputs, outputs, opset, initializers or (),
+                       producer="make_elementwise_cases", ir_version=8 if opset < 21 else 10)
 
 
 def cast_out(y64, like):
@@ -689,7 +638,7 @@ def cast_cases(root):
     for dt in (np.int8, np.uint8, np.int16, np.int32, np.uint32, np.int64):
         src = np.abs(x) if np.issubdtype(dt, np.unsignedinteger) else x
         write_case(root, "ew_cast_f64_to_%s" % np.dtype(dt).name,
-                   [helper.make_node("Cast", ["x"], ["y"], to=NP_TO_ONNX[np.dtype(dt)])], [("x", src)],
+                   [helper.make_node("Cast", ["x"], ["y"], to=casekit.np_elem_type(dt))], [("x", src)],
                    [("y", np.trunc(src).astype(dt))], 13)
     xh = x.astype(np.float16)
     write_case(root, "ew_cast_f16_to_int32", [helper.make_node("Cast", ["x"], ["y"], to=TensorProto.INT32)],
@@ -706,7 +655,7 @@ def cast_cases(root):
     ii = np.array([-129, 128, 255, 256, -1, 70000], dtype=np.int32)
     for dt in (np.int8, np.uint8, np.uint16, np.int64, np.uint64):
         write_case(root, "ew_cast_int32_to_%s" % np.dtype(dt).name,
-                   [helper.make_node("Cast", ["x"], ["y"], to=NP_TO_ONNX[np.dtype(dt)])], [("x", ii)],
+                   [helper.make_node("Cast", ["x"], ["y"], to=casekit.np_elem_type(dt))], [("x", ii)],
                    [("y", ii.astype(dt))], 13)
     # Cast-19 with saturate (no effect outside float8), Cast-6.
     write_case(root, "ew_cast19_saturate", [helper.make_node("Cast", ["x"], ["y"], to=TensorProto.FLOAT16, saturate=1)],
@@ -764,10 +713,7 @@ def folded_cases(root):
 
 
 def main():
-    if len(sys.argv) != 2:
-        sys.exit("usage: make_elementwise_cases.py OUTPUT_DIR")
-    root = sys.argv[1]
-    os.makedirs(root, exist_ok=True)
+    root = casekit.out_dir(__doc__)
     warnings.simplefilter("ignore", RuntimeWarning)
     activation_cases(root)
     simple_activation_cases(root)

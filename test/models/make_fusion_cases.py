@@ -14,30 +14,18 @@ usage: make_fusion_cases.py OUTPUT_DIR
 then:  harness-test -O3 OUTPUT_DIR/*   (and -O1: the same models unfused)
 """
 import math
-import os
-import sys
 
 import numpy as np
-import onnx
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, helper
+
+import casekit
 
 RNG = np.random.default_rng(4321)
 
 
 def write_case(root, name, nodes, inputs, outputs, inits=(), opset=17):
-    d = os.path.join(root, name)
-    os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
-    def vi(n, v):
-        return helper.make_tensor_value_info(n, onnx.mapping.NP_TYPE_TO_TENSOR_TYPE[np.asarray(v).dtype], list(np.shape(v)))
-    g = helper.make_graph(nodes, name, [vi(n, v) for n, v in inputs], [vi(n, v) for n, v in outputs],
-                          [numpy_helper.from_array(np.asarray(v), n) for n, v in inits])
-    m = helper.make_model(g, producer_name="make_fusion_cases", opset_imports=[helper.make_opsetid("", opset)])
-    m.ir_version = 8
-    onnx.save(m, os.path.join(d, "model.onnx"))
-    for kind, items in (("input", inputs), ("output", outputs)):
-        for i, (n, v) in enumerate(items):
-            with open(os.path.join(d, "test_data_set_0", "%s_%d.pb" % (kind, i)), "wb") as f:
-                f.write(numpy_helper.from_array(np.asarray(v), n).SerializeToString())
+    """inputs/outputs/inits: lists of (name, numpy array)."""
+    casekit.write_case(root, name, nodes, inputs, outputs, opset, inits, producer="make_fusion_cases")
 
 
 def randf(*shape):
@@ -233,10 +221,7 @@ def kernel_cases(root):
 
 
 def main():
-    if len(sys.argv) != 2:
-        print(__doc__)
-        sys.exit(2)
-    root = sys.argv[1]
+    root = casekit.out_dir(__doc__)
     conv_epilogue_cases(root)
     matmul_epilogue_cases(root)
     chain_cases(root)

@@ -16,76 +16,32 @@ invalid_* check Harness's documented behaviour for bad run-time values
 """
 import itertools
 import math
-import os
-import sys
 
 import numpy as np
-import onnx
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper
+
+import casekit
+from casekit import bf16_round, cast_out, from_tagged, same_pads, window_out
 
 RNG = np.random.default_rng(20240917)
-BF16 = "bfloat16"  # marker dtype: stored as float32 values rounded to bfloat16
+BF16 = casekit.BFLOAT16  # marker dtype: stored as float32 values rounded to bfloat16
 f16, f32, f64 = np.float16, np.float32, np.float64
 
 
 # ---- ONNX writing ---------------------------------------------------------------
 
-def to_bf16(v):
-    """float32 values rounded to the nearest bfloat16 (ties to even)."""
-    a = np.asarray(v, dtype=np.float32)
-    bits = np.atleast_1d(a).view(np.uint32).astype(np.uint64)
-    bits = (bits + np.uint64(0x7FFF) + ((bits >> np.uint64(16)) & np.uint64(1))) & np.uint64(0xFFFF0000)
-    return bits.astype(np.uint32).view(np.float32).reshape(a.shape)
-
-
 def rand(shape, dtype, lo=-1.0, hi=1.0):
     v = RNG.uniform(lo, hi, size=shape)
     if dtype == BF16:
-        return to_bf16(v)
+        return bf16_round(v)
     return v.astype(dtype)
-
-
-def cast_out(y, dtype):
-    if dtype == BF16:
-        return to_bf16(np.asarray(y, dtype=np.float64))
-    return np.asarray(y).astype(dtype)
-
-
-def to_tensor(name, arr, dtype):
-    if dtype == BF16:
-        t = TensorProto()
-        t.name = name
-        t.data_type = TensorProto.BFLOAT16
-        t.dims.extend(np.shape(arr))
-        t.raw_data = (np.asarray(arr, np.float32).view(np.uint32) >> 16).astype(np.uint16).tobytes()
-        return t
-    return numpy_helper.from_array(np.asarray(arr, dtype=dtype), name)
-
-
-def elem_type(dtype):
-    if dtype == BF16:
-        return TensorProto.BFLOAT16
-    return onnx.mapping.NP_TYPE_TO_TENSOR_TYPE[np.dtype(dtype)]
 
 
 def save_case(root, name, node, inputs, outputs, opset, inits=()):
     """inputs/outputs: lists of (name, array, dtype); inits: (name, array, dtype)
     initializers (compile-time constants)."""
-    graph = helper.make_graph(
-        [node], name,
-        [helper.make_tensor_value_info(n, elem_type(dt), np.shape(a)) for n, a, dt in inputs],
-        [helper.make_tensor_value_info(n, elem_type(dt), np.shape(a)) for n, a, dt in outputs],
-        [to_tensor(n, a, dt) for n, a, dt in inits])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], producer_name="harness-tests")
-    model.ir_version = 8
-    d = os.path.join(root, name)
-    os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
-    with open(os.path.join(d, "model.onnx"), "wb") as f:
-        f.write(model.SerializeToString())
-    for kind, lst in (("input", inputs), ("output", outputs)):
-        for i, (n, a, dt) in enumerate(lst):
-            with open(os.path.join(d, "test_data_set_0", f"{kind}_{i}.pb"), "wb") as f:
-                f.write(to_tensor(n, a, dt).SerializeToString())
+    casekit.write_case(root, name, node, from_tagged(inputs), from_tagged(outputs), opset, from_tagged(inits),
+                       producer="harness-tests")
 
 
 # ---- losses -----------------------------------------------------------------------
@@ -521,7 +477,7 @@ def det_case(root, name, shape, dtype=f32, opset=11, singular=False):
     X = rand(shape, dtype, -1, 1)
     if singular:
         X = X.copy()
-        X[..., 1, :] = X[..., 0, :] * 2 if dtype != BF16 else to_bf16(X[..., 0, :] * 2)
+        X[..., 1, :] = X[..., 0, :] * 2 if dtype != BF16 else bf16_round(X[..., 0, :] * 2)
     Y = np.linalg.det(X.astype(np.float64))
     if singular:
         Y = np.zeros_like(Y)
@@ -553,21 +509,6 @@ def global_case(root, name, op, xs, dtype=f32, p=None, opset=1):
         Y = np.power(np.sum(np.power(np.abs(x64), pp), axis=axes, keepdims=True), 1.0 / pp)
         node = helper.make_node(op, ["X"], ["Y"]) if p is None else helper.make_node(op, ["X"], ["Y"], p=p)
     save_case(root, name, node, [("X", X, dtype)], [("Y", cast_out(Y, dtype), dtype)], opset)
-
-
-def window_out(in_size, k, s, d, pb, pe, ceil_mode=False):
-    span = in_size + pb + pe - ((k - 1) * d + 1)
-    out = (-(-span // s) if ceil_mode else span // s) + 1
-    if ceil_mode and (out - 1) * s >= in_size + pb:
-        out -= 1
-    return out
-
-
-def same_pads(in_size, k, s, d, upper):
-    out = -(-in_size // s)
-    total = max(0, (out - 1) * s + (k - 1) * d + 1 - in_size)
-    small = total // 2
-    return (small, total - small) if upper else (total - small, small)
 
 
 def lppool_ref(X, p, ks, strides, dil, pb, pe, ceil_mode):
@@ -722,11 +663,7 @@ def pool_cases(root):
 
 
 def main():
-    if len(sys.argv) != 2:
-        print(__doc__)
-        sys.exit(2)
-    root = sys.argv[1]
-    os.makedirs(root, exist_ok=True)
+    root = casekit.out_dir(__doc__)
     loss_cases(root)
     grid_sample_cases(root)
     roi_cases(root)

@@ -23,69 +23,21 @@ start/limit/delta, Upsample's scales), which harness-test cannot freeze
 inputs turned into initializers: how such a model is deployed.
 """
 import glob
-import itertools
 import os
-import shutil
-import sys
 
 import numpy as np
 import onnx
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, helper
+
+import casekit
+from casekit import BF16, bf16_round
 
 RNG = np.random.default_rng(20240612)
 
 
-class BF16:
-    """A bfloat16 tensor held as the float32 values it represents exactly."""
-
-    def __init__(self, values):
-        self.values = bf16_round(np.asarray(values, dtype=np.float32))
-
-
-def bf16_round(x):
-    """Rounds float32 values to the nearest bfloat16 (ties to even)."""
-    bits = np.atleast_1d(np.asarray(x, dtype=np.float32)).view(np.uint32).astype(np.uint64)
-    u = lambda v: np.uint64(v)
-    bits = (bits + u(0x7FFF) + ((bits >> u(16)) & u(1))) & u(0xFFFF0000)
-    return bits.astype(np.uint32).view(np.float32).reshape(np.shape(x))
-
-
-def to_tensor(name, value):
-    if isinstance(value, BF16):
-        t = TensorProto()
-        t.name = name
-        t.data_type = TensorProto.BFLOAT16
-        t.dims.extend(value.values.shape)
-        t.raw_data = (value.values.view(np.uint32) >> 16).astype(np.uint16).tobytes()
-        return t
-    return numpy_helper.from_array(np.asarray(value), name)
-
-
-def elem_type(value):
-    if isinstance(value, BF16):
-        return TensorProto.BFLOAT16
-    return onnx.mapping.NP_TYPE_TO_TENSOR_TYPE[np.asarray(value).dtype]
-
-
-def shape_of(value):
-    return list((value.values if isinstance(value, BF16) else np.asarray(value)).shape)
-
-
 def save_case(root, name, nodes, inputs, outputs, inits=(), opset=13):
     """inputs/outputs/inits: lists of (name, value)."""
-    d = os.path.join(root, name)
-    os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
-    vi = lambda n, v: helper.make_tensor_value_info(n, elem_type(v), shape_of(v))
-    g = helper.make_graph(nodes if isinstance(nodes, list) else [nodes], name, [vi(n, v) for n, v in inputs],
-                          [vi(n, v) for n, v in outputs], [to_tensor(n, v) for n, v in inits])
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
-    m.ir_version = 8
-    with open(os.path.join(d, "model.onnx"), "wb") as f:
-        f.write(m.SerializeToString())
-    for kind, items in (("input", inputs), ("output", outputs)):
-        for i, (n, v) in enumerate(items):
-            with open(os.path.join(d, "test_data_set_0", f"{kind}_{i}.pb"), "wb") as f:
-                f.write(to_tensor(n, v).SerializeToString())
+    casekit.write_case(root, name, nodes, inputs, outputs, opset, inits)
 
 
 def randf(*shape, dtype=np.float32):
@@ -631,43 +583,17 @@ def freeze_suite(root, node_dir):
         which = next((v for k, v in FREEZE.items() if base.startswith(k) and not base.endswith("_expanded")), None)
         if which is None:
             continue
-        m = onnx.load(os.path.join(d, "model.onnx"))
-        ds = os.path.join(d, "test_data_set_0")
-        names = [i.name for i in m.graph.input]
-        frozen = set()
-        for k in which:
-            t = onnx.load_tensor(os.path.join(ds, f"input_{k}.pb"))
-            t.name = names[k]
-            m.graph.initializer.append(t)
-            frozen.add(names[k])
-        keep = [i for i in m.graph.input if i.name not in frozen]
-        del m.graph.input[:]
-        m.graph.input.extend(keep)
-        out = os.path.join(root, "frozen_" + base)
-        os.makedirs(os.path.join(out, "test_data_set_0"), exist_ok=True)
-        onnx.save(m, os.path.join(out, "model.onnx"))
-        j = 0
-        for k in range(len(names)):
-            if k in which:
-                continue
-            shutil.copy(os.path.join(ds, f"input_{k}.pb"), os.path.join(out, "test_data_set_0", f"input_{j}.pb"))
-            j += 1
-        for f in glob.glob(os.path.join(ds, "output_*.pb")):
-            shutil.copy(f, os.path.join(out, "test_data_set_0"))
+        casekit.freeze_inputs(d, os.path.join(root, "frozen_" + base), which)
 
 
 def main():
-    if len(sys.argv) < 2:
-        print(__doc__)
-        sys.exit(2)
-    root = sys.argv[1]
-    os.makedirs(root, exist_ok=True)
+    root, opts = casekit.command_line(__doc__, options=("--freeze-suite",))
     for fn in (tile_cases, depth_space_cases, trilu_cases, gather_cases, scatter_cases, onehot_cases, range_cases,
                eyelike_cases, upsample_cases, center_crop_pad_cases, reverse_sequence_cases, col2im_cases,
                einsum_cases, folded_cases):
         fn(root)
-    if "--freeze-suite" in sys.argv:
-        freeze_suite(root, sys.argv[sys.argv.index("--freeze-suite") + 1])
+    if opts["--freeze-suite"]:
+        freeze_suite(root, opts["--freeze-suite"])
     print("wrote", len(os.listdir(root)), "cases to", root)
 
 

@@ -20,77 +20,21 @@ a_scale * b_scale / y_scale in float64, as the ONNX reference does.
 usage: make_quantization_cases.py OUT_DIR
 then:  harness-test OUT_DIR
 """
-import os
-import sys
-
 import numpy as np
-import onnx
 from onnx import TensorProto as T
-from onnx import helper, numpy_helper
+from onnx import helper
+
+import casekit
+from casekit import BF16, bf16_round
 
 RNG = np.random.default_rng(20240611)
-NP2ONNX = {np.float32: T.FLOAT, np.float16: T.FLOAT16, np.uint8: T.UINT8, np.int8: T.INT8, np.uint16: T.UINT16,
-           np.int16: T.INT16, np.int32: T.INT32, np.int64: T.INT64}
-
-
-class BF16:
-    """A bfloat16 tensor held as float32 values that are exactly representable."""
-
-    def __init__(self, f32):
-        self.v = to_bf16(np.asarray(f32, np.float32))
-
-
-def to_bf16(f):
-    """Rounds float32 to the nearest bfloat16 (ties to even), as float32."""
-    b = np.asarray(f, np.float32).view(np.uint32).astype(np.uint64)
-    sh = np.uint64(16)
-    b = ((b + np.uint64(0x7FFF) + ((b >> sh) & np.uint64(1))) >> sh) << sh
-    return b.astype(np.uint32).view(np.float32)
-
-
-def tensor(name, a):
-    if isinstance(a, BF16):
-        t = T()
-        t.name = name
-        t.data_type = T.BFLOAT16
-        t.dims.extend(a.v.shape)
-        t.raw_data = (a.v.view(np.uint32) >> 16).astype(np.uint16).tobytes()
-        return t
-    return numpy_helper.from_array(np.asarray(a), name)
-
-
-def elem_type(a):
-    if isinstance(a, BF16):
-        return T.BFLOAT16
-    return NP2ONNX[np.asarray(a).dtype.type]
-
-
-def shape_of(a):
-    return list((a.v if isinstance(a, BF16) else np.asarray(a)).shape)
 
 
 def save_case(root, name, node, inputs, outputs, opset, initializers=()):
     """inputs/outputs: lists of (name, array); initializers: names among the
     inputs that become graph initializers (constants) instead of inputs."""
-    d = os.path.join(root, name)
-    os.makedirs(os.path.join(d, 'test_data_set_0'), exist_ok=True)
-    graph_inputs = [helper.make_tensor_value_info(n, elem_type(a), shape_of(a)) for n, a in inputs
-                    if n not in initializers]
-    inits = [tensor(n, a) for n, a in inputs if n in initializers]
-    graph_outputs = [helper.make_tensor_value_info(n, elem_type(a), shape_of(a)) for n, a in outputs]
-    g = helper.make_graph([node], name, graph_inputs, graph_outputs, initializer=inits)
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid('', opset)])
-    onnx.save(m, os.path.join(d, 'model.onnx'))
-    i = 0
-    for n, a in inputs:
-        if n in initializers:
-            continue
-        with open(os.path.join(d, 'test_data_set_0', 'input_%d.pb' % i), 'wb') as f:
-            f.write(tensor(n, a).SerializeToString())
-        i += 1
-    for i, (n, a) in enumerate(outputs):
-        with open(os.path.join(d, 'test_data_set_0', 'output_%d.pb' % i), 'wb') as f:
-            f.write(tensor(n, a).SerializeToString())
+    casekit.write_case(root, name, node, [(n, a) for n, a in inputs if n not in initializers], outputs, opset,
+                       [(n, a) for n, a in inputs if n in initializers], ir_version=None)
 
 
 def qrange(dt):
@@ -112,13 +56,13 @@ def expand_param(p, xshape, axis, block):
 
 
 def ref_quantize(x, s, z, yt, axis=1, block=0):
-    xs = x.v if isinstance(x, BF16) else x
-    sv = s.v if isinstance(s, BF16) else s
+    xs = x.values if isinstance(x, BF16) else x
+    sv = s.values if isinstance(s, BF16) else s
     se = expand_param(sv, xs.shape, axis, block)
     if xs.dtype == np.int32:
         q = xs.astype(np.float64) / se.astype(np.float64)
     elif isinstance(x, BF16):
-        q = to_bf16(xs.astype(np.float32) / se.astype(np.float32))
+        q = bf16_round(xs.astype(np.float32) / se.astype(np.float32))
     else:
         q = xs / se
     # saturate infinities before the conversion (numpy maps them to INT64_MIN)
@@ -130,7 +74,7 @@ def ref_quantize(x, s, z, yt, axis=1, block=0):
 
 
 def ref_dequantize(x, s, z, axis=1, block=0):
-    sv = s.v if isinstance(s, BF16) else s
+    sv = s.values if isinstance(s, BF16) else s
     d = x.astype(np.int64)
     if z is not None:
         d = d - expand_param(z, x.shape, axis, block).astype(np.int64)
@@ -329,8 +273,8 @@ def matmul_cases(root):
         acc = wrap32(int_matmul(a, b, az, bz)).astype(np.int64)
         if isinstance(as_, BF16):
             # the multiplier in bfloat16 arithmetic: each step rounded to bfloat16
-            prod = to_bf16(zp_expand_a(as_.v, a) * zp_expand_b(bs.v, b))
-            mult = to_bf16(prod / ys.v.reshape(()))
+            prod = bf16_round(zp_expand_a(as_.values, a) * zp_expand_b(bs.values, b))
+            mult = bf16_round(prod / ys.values.reshape(()))
         else:
             # float32 (or float16) arithmetic in the scales' own type, as the reference
             mult = (zp_expand_a(as_, a) * zp_expand_b(bs, b)) / np.asarray(ys).reshape(())
@@ -506,10 +450,7 @@ def conv_cases(root):
 
 
 def main():
-    if len(sys.argv) != 2:
-        sys.exit('usage: make_quantization_cases.py OUT_DIR')
-    root = sys.argv[1]
-    os.makedirs(root, exist_ok=True)
+    root = casekit.out_dir(__doc__)
     quantize_cases(root)
     dynamic_cases(root)
     matmul_cases(root)

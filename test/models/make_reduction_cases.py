@@ -11,85 +11,21 @@ Expected outputs are computed with numpy.
 usage: make_reduction_cases.py OUTPUT_DIR
 then:  harness-test OUTPUT_DIR/*
 """
-import os
-import sys
 import warnings
 
 import numpy as np
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper
+
+import casekit
+from casekit import BF16, bf16_round
 
 RNG = np.random.default_rng(4321)
-
-NP_TO_ONNX = {
-    np.dtype(np.float32): TensorProto.FLOAT,
-    np.dtype(np.float64): TensorProto.DOUBLE,
-    np.dtype(np.float16): TensorProto.FLOAT16,
-    np.dtype(np.int8): TensorProto.INT8,
-    np.dtype(np.int16): TensorProto.INT16,
-    np.dtype(np.int32): TensorProto.INT32,
-    np.dtype(np.int64): TensorProto.INT64,
-    np.dtype(np.uint8): TensorProto.UINT8,
-    np.dtype(np.uint16): TensorProto.UINT16,
-    np.dtype(np.uint32): TensorProto.UINT32,
-    np.dtype(np.uint64): TensorProto.UINT64,
-    np.dtype(np.bool_): TensorProto.BOOL,
-}
-
-
-def bf16_round(x):
-    """Rounds float32 values to the nearest bfloat16 (ties to even)."""
-    bits = np.asarray(x, dtype=np.float32).view(np.uint32).astype(np.uint64)
-    bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
-    return bits.astype(np.uint32).view(np.float32)
-
-
-class BF16:
-    """A bfloat16 tensor held as the float32 values it represents exactly."""
-
-    def __init__(self, values):
-        self.values = bf16_round(np.asarray(values, dtype=np.float32))
-
-
-def to_tensor(name, value):
-    if isinstance(value, BF16):
-        t = TensorProto()
-        t.name = name
-        t.data_type = TensorProto.BFLOAT16
-        t.dims.extend(value.values.shape)
-        t.raw_data = (value.values.view(np.uint32) >> 16).astype(np.uint16).tobytes()
-        return t
-    return numpy_helper.from_array(np.asarray(value), name)
-
-
-def elem_type(value):
-    return TensorProto.BFLOAT16 if isinstance(value, BF16) else NP_TO_ONNX[np.asarray(value).dtype]
-
-
-def shape_of(value):
-    return list((value.values if isinstance(value, BF16) else np.asarray(value)).shape)
 
 
 def write_case(root, name, nodes, inputs, outputs, opset, initializers=None):
     """inputs/outputs: lists of (name, value); initializers: list of (name, value)."""
-    d = os.path.join(root, name)
-    os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
-    graph = helper.make_graph(
-        nodes,
-        name,
-        [helper.make_tensor_value_info(n, elem_type(v), shape_of(v)) for n, v in inputs],
-        [helper.make_tensor_value_info(n, elem_type(v), shape_of(v)) for n, v in outputs],
-        initializer=[to_tensor(n, v) for n, v in (initializers or [])],
-    )
-    model = helper.make_model(graph, producer_name="make_reduction_cases")
-    del model.opset_import[:]
-    model.opset_import.extend([helper.make_opsetid("", opset)])
-    model.ir_version = 8
-    with open(os.path.join(d, "model.onnx"), "wb") as f:
-        f.write(model.SerializeToString())
-    for kind, items in (("input", inputs), ("output", outputs)):
-        for i, (n, v) in enumerate(items):
-            with open(os.path.join(d, "test_data_set_0", "%s_%d.pb" % (kind, i)), "wb") as f:
-                f.write(to_tensor(n, v).SerializeToString())
+    casekit.write_case(root, name, nodes, inputs, outputs, opset, initializers or (),
+                       producer="make_reduction_cases")
 
 
 def rand(shape, dtype):
@@ -642,10 +578,7 @@ def batchnorm_training_cases(root):
 
 
 def main():
-    if len(sys.argv) != 2:
-        sys.exit(__doc__)
-    root = sys.argv[1]
-    os.makedirs(root, exist_ok=True)
+    root = casekit.out_dir(__doc__)
     reduce_cases(root)
     arg_cases(root)
     cumsum_cases(root)

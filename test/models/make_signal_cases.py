@@ -16,72 +16,28 @@ Expected outputs come from numpy (np.fft in float64, rounded to the output
 type) and from ports of the ONNX reference evaluator's window and mel
 formulas, written from the operator specifications, not from Harness.
 """
-import os
-import sys
-
 import numpy as np
-import onnx
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper
+
+import casekit
+from casekit import bf16_round, cast_out, from_tagged, np_elem_type
 
 RNG = np.random.default_rng(20240612)
-BF16 = "bfloat16"  # marker dtype: stored as float32 values rounded to bfloat16
+BF16 = casekit.BFLOAT16  # marker dtype: stored as float32 values rounded to bfloat16
 
 
 # ---- ONNX writing -----------------------------------------------------------------
 
-def to_bf16(v):
-    """float32 values rounded to the nearest bfloat16 (ties to even)."""
-    bits = np.asarray(v, dtype=np.float32).view(np.uint32).astype(np.uint64)
-    bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
-    return bits.astype(np.uint32).view(np.float32)
-
-
-def to_tensor(name, arr, dtype):
-    if dtype == BF16:
-        t = TensorProto()
-        t.name = name
-        t.data_type = TensorProto.BFLOAT16
-        t.dims.extend(np.shape(arr))
-        t.raw_data = (np.asarray(arr, np.float32).view(np.uint32) >> 16).astype(np.uint16).tobytes()
-        return t
-    return numpy_helper.from_array(np.asarray(arr, dtype=dtype), name)
-
-
-def elem_type(dtype):
-    if dtype == BF16:
-        return TensorProto.BFLOAT16
-    return onnx.mapping.NP_TYPE_TO_TENSOR_TYPE[np.dtype(dtype)]
-
-
-def cast_out(y, dtype):
-    if dtype == BF16:
-        return to_bf16(y)
-    return np.asarray(y).astype(dtype)
-
-
 def save_case(root, name, node, inputs, outputs, inits=(), opset=17):
     """inputs/outputs/inits: lists of (name, array, dtype)."""
-    graph = helper.make_graph(
-        [node], name,
-        [helper.make_tensor_value_info(n, elem_type(dt), np.shape(a)) for n, a, dt in inputs],
-        [helper.make_tensor_value_info(n, elem_type(dt), np.shape(a)) for n, a, dt in outputs],
-        [to_tensor(n, a, dt) for n, a, dt in inits])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], producer_name="harness-tests")
-    model.ir_version = 9 if opset >= 19 else 8
-    d = os.path.join(root, name)
-    os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
-    with open(os.path.join(d, "model.onnx"), "wb") as f:
-        f.write(model.SerializeToString())
-    for kind, lst in (("input", inputs), ("output", outputs)):
-        for i, (n, a, dt) in enumerate(lst):
-            with open(os.path.join(d, "test_data_set_0", f"{kind}_{i}.pb"), "wb") as f:
-                f.write(to_tensor(n, a, dt).SerializeToString())
+    casekit.write_case(root, name, node, from_tagged(inputs), from_tagged(outputs), opset, from_tagged(inits),
+                       producer="harness-tests", ir_version=9 if opset >= 19 else 8)
 
 
 def rand(shape, dtype):
     v = RNG.standard_normal(shape)
     if dtype == BF16:
-        return to_bf16(v)
+        return bf16_round(v)
     return v.astype(dtype)
 
 
@@ -228,7 +184,7 @@ def window_case(root, name, kind, size, periodic=None, out_dtype=None, size_dtyp
         attrs["periodic"] = periodic
     dt = np.float32 if out_dtype is None else out_dtype
     if out_dtype is not None:
-        attrs["output_datatype"] = elem_type(out_dtype)
+        attrs["output_datatype"] = np_elem_type(out_dtype)
     y = cast_out(window_ref(kind, size, 1 if periodic is None else periodic), dt)
     s = np.array(size, size_dtype)
     node = helper.make_node(kind, ["size"], ["y"], **attrs)
@@ -240,14 +196,14 @@ def window_case(root, name, kind, size, periodic=None, out_dtype=None, size_dtyp
 
 def mel_case(root, name, num_mel_bins, dft_length, sample_rate, lower, upper, int_dtype=np.int32,
              edge_dtype=np.float32, out_dtype=None, edges_runtime=True):
-    attrs = {} if out_dtype is None else {"output_datatype": elem_type(out_dtype)}
+    attrs = {} if out_dtype is None else {"output_datatype": np_elem_type(out_dtype)}
     dt = np.float32 if out_dtype is None else out_dtype
     ints = [("num_mel_bins", int_dtype(num_mel_bins)), ("dft_length", int_dtype(dft_length)),
             ("sample_rate", int_dtype(sample_rate))]
     edt = np.float32 if edge_dtype == BF16 else edge_dtype
     lo, hi = edt(lower), edt(upper)
     if edge_dtype == BF16:
-        lo, hi = np.float32(to_bf16(lo)), np.float32(to_bf16(hi))
+        lo, hi = np.float32(bf16_round(lo)), np.float32(bf16_round(hi))
     y = cast_out(mel_ref(ints[0][1], ints[1][1], ints[2][1], lo, hi), dt)
     edges = [("lower_edge_hertz", np.array(lo), edge_dtype), ("upper_edge_hertz", np.array(hi), edge_dtype)]
     ints = [(n, np.array(v), int_dtype) for n, v in ints]
@@ -259,9 +215,7 @@ def mel_case(root, name, num_mel_bins, dft_length, sample_rate, lower, upper, in
 
 
 def main():
-    if len(sys.argv) != 2:
-        sys.exit(__doc__)
-    root = sys.argv[1]
+    root = casekit.out_dir(__doc__)
 
     # DFT-17: direct transforms (rows form), onesided, padding, truncation.
     dft_case(root, "dft_real_n12", (3, 12, 1))

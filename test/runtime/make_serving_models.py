@@ -6,6 +6,10 @@
 branches.onnx       an Inception-like block: one input fans out into four
                     independent element-wise branches that a Concat joins,
                     plus a second output read from one branch (parallel groups).
+lanes.onnx          three independent branches of four ops each, most with their
+                    own kernels (Softmax), joined by a Concat: tensors of one
+                    branch can share bytes in order while the branches run as
+                    concurrent lanes (lane-aware memory planning).
 batchable.onnx      two inputs sharing a symbolic batch dimension N.
 batch_static.onnx   a batch dimension fixed to 1 by the model (--batch overrides it).
 batch_mismatch.onnx inputs leading with different symbolic dimensions.
@@ -52,6 +56,21 @@ def main():
                 n("Add", ["c2", "one"], ["z"], name="head")],
                [vi("x", [4, 4096])], [vi("y", [4, 16384]), vi("z", [4, 4096])],
                [arr("two", [2.0]), arr("one", [1.0])], name="branches"), "branches.onnx")
+
+    # x -> relu -> {softmax, neg, softmax, abs | sigmoid, softmax, tanh, softmax | exp, softmax, softmax, neg}
+    # -> concat. Softmax over rows of 4096.
+    lanes = [("a", ["Softmax", "Neg", "Softmax", "Abs"]), ("b", ["Sigmoid", "Softmax", "Tanh", "Softmax"]),
+             ("c", ["Exp", "Softmax", "Softmax", "Neg"])]
+    nodes = [n("Relu", ["x"], ["r"], name="stem")]
+    for lane, ops in lanes:
+        prev = "r"
+        for i, op in enumerate(ops):
+            value = f"{lane}{i + 1}"
+            attrs = {"axis": 1} if op == "Softmax" else {}
+            nodes.append(n(op, [prev], [value], name=f"{lane}{i + 1}_{op.lower()}", **attrs))
+            prev = value
+    nodes.append(n("Concat", ["a4", "b4", "c4"], ["y"], name="join", axis=1))
+    save(model(nodes, [vi("x", [4, 4096])], [vi("y", [4, 3 * 4096])], name="lanes"), "lanes.onnx")
 
     save(model([n("Mul", ["x", "w"], ["xw"], name="scale"), n("Add", ["xw", "s"], ["t"], name="add_s"),
                 n("Relu", ["t"], ["y"], name="relu")],
