@@ -7,10 +7,22 @@
  *  - every other intermediate, and every node's workspace, gets an offset in
  *    one 64-byte-aligned arena.
  *
- * Liveness. Tensor t occupies its bytes from the step of its producer to the
- * step of its last reader (readers of its views included). The kernels of a
- * parallel group (schedule.c) may run at the same time, so every step of a
- * group counts as the whole group's span [first step, last step].
+ * Liveness follows what the executor (runtime/executor.c) may do. The
+ * schedule is a sequence of super-steps, run one after another: a single
+ * step outside parallel groups, or a whole parallel group (schedule.c). In a
+ * group the kernels of one lane run in step order, kernels of different
+ * lanes at any relative time (threads help each other's lanes). A tensor is
+ * live from the moment its producer starts until its last reader (readers
+ * of its views included) has finished. Two blocks may share bytes iff no
+ * execution has them live at the same moment, which comes down to: their
+ * super-step ranges are disjoint, or they share exactly one super-step G,
+ * one of them ends in G and the other starts in G, at a later step of the
+ * same lane. Lifetimes are recorded as steps [first, last]: first is the
+ * producer's step, last the last reader's; when the readers in the group of
+ * `last` are in several lanes, last becomes the group's last step (so the
+ * tensor conflicts with everything that starts in the group), and when
+ * another lane of the producer's group reads it (never in a verified
+ * schedule), first becomes the group's first step.
  *
  * In place. A node whose kernel allows it (hc_memory_plan_inplace_ok:
  * element-wise ops of the shared generator, ops flagged HC_OP_INPLACE_OK)
@@ -34,10 +46,19 @@
  * When the best of them is above the lower bound, promotion (see promote)
  * tries to close the gap from the winner's ordering.
  *
- * The lower bound, the largest sum of simultaneously live block bytes at any
- * step, is recorded with the result; no packing can beat it. The plan is
- * checked by hc_memory_plan_verify, which derives liveness from the graph on
- * its own. */
+ * The lower bound is the largest total size of blocks that are pairwise
+ * live together (a largest clique of the conflict graph), which no packing
+ * can beat. By the rule above every such set is live at one moment of one
+ * super-step G: the blocks live across all of G, plus, for each lane of G,
+ * the blocks of that lane live at one of its steps (a lane's blocks are
+ * intervals of its steps: those that start in G from their producer, those
+ * that end in G up to their last reader). So the bound is, over all G,
+ * through(G) + the sum over G's lanes of the lane's busiest step; outside
+ * groups that is the plain largest sum of blocks live at one step. It is
+ * recorded with the result. The plan is checked by hc_memory_plan_verify,
+ * which derives liveness from the graph on its own, with its own model of
+ * the executor (moments of lanes). */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -59,31 +80,65 @@ static const hc_value* croot_of(const hc_value* v) {
   return v;
 }
 
-/* span[2*s], span[2*s+1]: first and last step of the parallel group step s
- * belongs to (s itself outside groups). Caller frees. */
-static int* group_spans(const hc_graph* g) {
+/* ---- super-steps -------------------------------------------------------- */
+
+/* The schedule as the executor runs it: super-steps one after another, each
+ * a single step outside parallel groups or a whole group, in which steps of
+ * one lane run in order and steps of different lanes may overlap. */
+typedef struct exec_steps {
+  int n;      /* schedule steps */
+  int num_sg; /* super-steps */
+  int* sg;    /* super-step of each step (non-decreasing) */
+  int* lane;  /* lane of each step within its group (0 outside groups) */
+  int* start; /* first step of each step's super-step */
+  int* end;   /* last step of each step's super-step */
+} exec_steps;
+
+static void steps_free(exec_steps* S) {
+  free(S->sg);
+  free(S->lane);
+  free(S->start);
+  free(S->end);
+  memset(S, 0, sizeof(*S));
+}
+
+/* The super-steps of g's schedule; with grouped false, every step is one of
+ * its own (the same order run serially, for the bound without groups). */
+static hx_status_t steps_init(const hc_graph* g, bool grouped, exec_steps* S) {
   int n = g->num_nodes;
-  int* span = malloc(sizeof(int) * 2 * (size_t)(n ? n : 1));
-  if (!span) return NULL;
+  size_t cap = (size_t)(n ? n : 1);
+  memset(S, 0, sizeof(*S));
+  S->n = n;
+  S->sg = malloc(sizeof(int) * cap);
+  S->lane = malloc(sizeof(int) * cap);
+  S->start = malloc(sizeof(int) * cap);
+  S->end = malloc(sizeof(int) * cap);
+  if (!S->sg || !S->lane || !S->start || !S->end) {
+    steps_free(S);
+    return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory computing liveness");
+  }
   for (int s = 0; s < n; ++s) {
-    bool same = s > 0 && g->nodes[s]->group && g->nodes[s]->group == g->nodes[s - 1]->group;
-    span[2 * s] = same ? span[2 * (s - 1)] : s;
+    const hc_node* nd = g->nodes[s];
+    bool same = grouped && s > 0 && nd->group && nd->group == g->nodes[s - 1]->group;
+    S->sg[s] = same ? S->sg[s - 1] : S->num_sg++;
+    S->start[s] = same ? S->start[s - 1] : s;
+    S->lane[s] = grouped && nd->group ? nd->lane : 0;
   }
   for (int s = n - 1; s >= 0; --s) {
-    bool same = s + 1 < n && g->nodes[s]->group && g->nodes[s]->group == g->nodes[s + 1]->group;
-    span[2 * s + 1] = same ? span[2 * (s + 1) + 1] : s;
+    bool same = s + 1 < n && S->sg[s + 1] == S->sg[s];
+    S->end[s] = same ? S->end[s + 1] : s;
   }
-  return span;
+  return HX_OK;
 }
 
 /* ---- liveness ----------------------------------------------------------- */
 
-/* What the planner and the verifier both derive from the graph, indexed by
- * value id and meaningful for storage roots (values that are not views). */
+/* What the planner derives from the graph, indexed by value id and
+ * meaningful for storage roots (values that are not views). */
 typedef struct liveness {
-  int* span;      /* group_spans */
-  int* first;     /* first step, widened to groups; -1 = never live */
-  int* last;      /* last step, widened to groups */
+  exec_steps S;
+  int* first;     /* producer step (see the file comment for widening); -1 = never live */
+  int* last;      /* last reader step, widened where lanes of its group meet */
   int* last_read; /* step of the last node reading it or one of its views; -1 = none */
   /* A node in the last reader's parallel group but another lane reads it
    * too: the two may run at the same time. */
@@ -91,7 +146,7 @@ typedef struct liveness {
 } liveness;
 
 static void liveness_free(liveness* L) {
-  free(L->span);
+  steps_free(&L->S);
   free(L->first);
   free(L->last);
   free(L->last_read);
@@ -101,33 +156,55 @@ static void liveness_free(liveness* L) {
 static hx_status_t liveness_compute(const hc_graph* g, liveness* L) {
   size_t nv = (size_t)g->num_values + 1;
   memset(L, 0, sizeof(*L));
-  L->span = group_spans(g);
+  HX_RETURN_IF_ERROR(steps_init(g, true, &L->S));
   L->first = malloc(sizeof(int) * nv);
   L->last = malloc(sizeof(int) * nv);
   L->last_read = malloc(sizeof(int) * nv);
-  L->shared_read = calloc(nv, 1);
-  if (!L->span || !L->first || !L->last || !L->last_read || !L->shared_read) {
+  L->shared_read = calloc(nv, 3); /* [0, nv): shared_read; then the widening marks */
+  if (!L->first || !L->last || !L->last_read || !L->shared_read) {
     liveness_free(L);
     return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory computing liveness");
   }
+  unsigned char* wide_first = L->shared_read + nv;
+  unsigned char* wide_last = L->shared_read + 2 * nv;
+  const exec_steps* S = &L->S;
   for (int i = 0; i < g->num_values; ++i) L->first[i] = L->last[i] = L->last_read[i] = -1;
-  const int* span = L->span;
   for (int s = 0; s < g->num_nodes; ++s) {
     const hc_node* n = g->nodes[s];
     for (int j = 0; j < n->num_outputs; ++j) {
       const hc_value* v = n->outputs[j];
       if (!v || v->kind == HC_VALUE_CONST) continue;
       const hc_value* r = croot_of(v);
-      if (L->first[r->id] < 0) L->first[r->id] = span[2 * s];
-      if (L->last[r->id] < span[2 * s + 1]) L->last[r->id] = span[2 * s + 1];
+      if (L->first[r->id] < 0) L->first[r->id] = s;
+      if (L->last[r->id] < s) L->last[r->id] = s;
     }
     for (int j = 0; j < n->num_inputs; ++j) {
       const hc_value* v = n->inputs[j];
       if (!v || v->kind == HC_VALUE_CONST) continue;
       const hc_value* r = croot_of(v);
-      if (L->last[r->id] < span[2 * s + 1]) L->last[r->id] = span[2 * s + 1];
+      if (L->last[r->id] < s) L->last[r->id] = s;
       L->last_read[r->id] = s;
     }
+  }
+  /* Where lanes meet: a reader in another lane of the producer's group, or
+   * readers of the last group in several lanes (the producer counts as one
+   * of them when it is in that group too). */
+  for (int s = 0; s < g->num_nodes; ++s) {
+    const hc_node* n = g->nodes[s];
+    for (int j = 0; j < n->num_inputs; ++j) {
+      const hc_value* v = n->inputs[j];
+      if (!v || v->kind == HC_VALUE_CONST) continue;
+      int r = croot_of(v)->id, f = L->first[r], l = L->last[r];
+      if (f >= 0 && S->sg[f] == S->sg[s] && S->lane[f] != S->lane[s]) wide_first[r] = wide_last[r] = 1;
+      if (S->sg[l] == S->sg[s] && S->lane[l] != S->lane[s]) wide_last[r] = 1;
+    }
+  }
+  for (int i = 0; i < g->num_values; ++i) {
+    int f = L->first[i], l = L->last[i];
+    if (f < 0) continue;
+    if (S->sg[f] == S->sg[l] && S->lane[f] != S->lane[l]) wide_last[i] = 1;
+    if (wide_first[i]) L->first[i] = S->start[f];
+    if (wide_last[i]) L->last[i] = S->end[l];
   }
   /* Readers that may run concurrently with the last one. */
   for (int s = 0; s < g->num_nodes; ++s) {
@@ -215,11 +292,11 @@ typedef struct block {
   hc_node* node;     /* owner of a workspace */
   hc_value* dims_of; /* owner of a dims slot */
   uint64_t size;
-  int first, last;
+  int first, last; /* steps, as in the file comment */
   int ident; /* deterministic tie-break: chain head id; workspaces and dims slots after all values */
 } block;
 
-/* Blocks live at the same step as each block (compressed rows). */
+/* Blocks that may be live together with each block (compressed rows). */
 typedef struct conflicts {
   int* start; /* nb + 1 */
   int* list;
@@ -238,9 +315,19 @@ static int cmp_keys(const void* a, const void* b) {
   return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
-static bool live_together(const block* a, const block* b) { return !(a->last < b->first || b->last < a->first); }
+/* Whether a has ended before b starts in every execution: a's last step
+ * comes before b's first step in one lane of one super-step. */
+static bool ends_before(const block* a, const block* b, const exec_steps* S) {
+  return S->sg[a->last] == S->sg[b->first] && S->lane[a->last] == S->lane[b->first] && a->last < b->first;
+}
 
-static hx_status_t conflicts_build(const block* b, int nb, conflicts* c) {
+/* Whether two blocks may be live at the same moment (see the file comment). */
+static bool live_together(const block* a, const block* b, const exec_steps* S) {
+  if (S->sg[a->last] < S->sg[b->first] || S->sg[b->last] < S->sg[a->first]) return false;
+  return !ends_before(a, b, S) && !ends_before(b, a, S);
+}
+
+static hx_status_t conflicts_build(const block* b, int nb, const exec_steps* S, conflicts* c) {
   c->start = calloc((size_t)nb + 1, sizeof(int));
   sort_key* k = malloc(sizeof(sort_key) * (size_t)(nb ? nb : 1));
   c->list = NULL;
@@ -248,9 +335,10 @@ static hx_status_t conflicts_build(const block* b, int nb, conflicts* c) {
     free(k);
     return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory building the conflict graph");
   }
-  /* Sweep in order of first step: j conflicts with i (first_j >= first_i)
-   * iff first_j <= last_i. Two rounds: count, then fill. */
-  for (int i = 0; i < nb; ++i) k[i] = (sort_key){b[i].first, 0, 0, i};
+  /* Sweep in order of first super-step: only j with first_sg_j <= last_sg_i
+   * can meet i (first_sg_j >= first_sg_i); live_together decides. Two
+   * rounds: count, then fill. */
+  for (int i = 0; i < nb; ++i) k[i] = (sort_key){S->sg[b[i].first], 0, 0, i};
   qsort(k, (size_t)nb, sizeof(sort_key), cmp_keys);
   for (int round = 0; round < 2; ++round) {
     int* fill = NULL;
@@ -267,8 +355,9 @@ static hx_status_t conflicts_build(const block* b, int nb, conflicts* c) {
     }
     for (int a = 0; a < nb; ++a) {
       int i = k[a].idx;
-      for (int z = a + 1; z < nb && b[k[z].idx].first <= b[i].last; ++z) {
+      for (int z = a + 1; z < nb && S->sg[b[k[z].idx].first] <= S->sg[b[i].last]; ++z) {
         int j = k[z].idx;
+        if (!live_together(&b[i], &b[j], S)) continue;
         if (round == 0) {
           c->start[i + 1]++;
           c->start[j + 1]++;
@@ -411,20 +500,74 @@ static hx_status_t make_order(const block* b, int nb, int num_steps, const confl
   return HX_OK;
 }
 
-/* Largest sum of block sizes live at one step. */
-static uint64_t lower_bound(const block* b, int nb, int num_steps, int64_t* delta) {
-  memset(delta, 0, sizeof(int64_t) * ((size_t)num_steps + 2));
+/* The lower bound (see the file comment): over all super-steps G, the
+ * blocks live across all of G plus, for each lane of G, the most bytes of
+ * that lane's blocks live at one of its steps. A block contributes to the
+ * super-steps strictly inside its range as "through", and to its first and
+ * last super-steps as an interval of one lane: from its first step (or the
+ * start of G) to its last step (or the end of G, also when its last step is
+ * in another lane of G, i.e. it was widened to the group's end). */
+static hx_status_t lower_bound(const block* b, int nb, const exec_steps* S, uint64_t* out) {
+  *out = 0;
+  if (S->num_sg == 0 || nb == 0) return HX_OK;
+  int64_t* through = calloc((size_t)S->num_sg + 1, sizeof(int64_t));
+  int64_t* lanes = calloc((size_t)S->num_sg, sizeof(int64_t)); /* sum of the lanes' busiest steps */
+  sort_key* ev = malloc(sizeof(sort_key) * 4 * (size_t)nb);
+  int64_t* delta = malloc(sizeof(int64_t) * 4 * (size_t)nb);
+  if (!through || !lanes || !ev || !delta) {
+    free(through);
+    free(lanes);
+    free(ev);
+    free(delta);
+    return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory computing the lower bound");
+  }
+  int ne = 0;
+  /* An interval [lo, hi] of lane `lane` in super-step g: +size at lo, -size
+   * after hi (removals sort before additions at the same step). */
+#define LANE_INTERVAL(g, lane, lo, hi, size)                            \
+  do {                                                                  \
+    ev[ne] = (sort_key){(g), (lane), 2 * (int64_t)(lo) + 1, ne};        \
+    delta[ne++] = (int64_t)(size);                                      \
+    ev[ne] = (sort_key){(g), (lane), 2 * ((int64_t)(hi) + 1), ne};      \
+    delta[ne++] = -(int64_t)(size);                                     \
+  } while (0)
   for (int i = 0; i < nb; ++i) {
-    delta[b[i].first] += (int64_t)b[i].size;
-    delta[b[i].last + 1] -= (int64_t)b[i].size;
+    if (!b[i].size) continue;
+    int f = b[i].first, l = b[i].last, gf = S->sg[f], gl = S->sg[l];
+    if (gl - gf >= 2) {
+      through[gf + 1] += (int64_t)b[i].size;
+      through[gl] -= (int64_t)b[i].size;
+    }
+    if (gf == gl) {
+      LANE_INTERVAL(gf, S->lane[f], f, S->lane[l] == S->lane[f] ? l : S->end[f], b[i].size);
+    } else {
+      LANE_INTERVAL(gf, S->lane[f], f, S->end[f], b[i].size);
+      LANE_INTERVAL(gl, S->lane[l], S->start[l], l, b[i].size);
+    }
   }
-  int64_t live = 0;
+#undef LANE_INTERVAL
+  qsort(ev, (size_t)ne, sizeof(sort_key), cmp_keys);
+  int64_t live = 0, busiest = 0;
+  for (int e = 0; e < ne; ++e) {
+    bool new_lane = e == 0 || ev[e].k1 != ev[e - 1].k1 || ev[e].k2 != ev[e - 1].k2;
+    if (new_lane && e > 0) lanes[ev[e - 1].k1] += busiest;
+    if (new_lane) live = busiest = 0;
+    live += delta[ev[e].idx];
+    if (live > busiest) busiest = live;
+  }
+  if (ne > 0) lanes[ev[ne - 1].k1] += busiest;
+  int64_t thr = 0;
   uint64_t best = 0;
-  for (int s = 0; s <= num_steps; ++s) {
-    live += delta[s];
-    if ((uint64_t)live > best) best = (uint64_t)live;
+  for (int g = 0; g < S->num_sg; ++g) {
+    thr += through[g];
+    if ((uint64_t)(thr + lanes[g]) > best) best = (uint64_t)(thr + lanes[g]);
   }
-  return best;
+  free(through);
+  free(lanes);
+  free(ev);
+  free(delta);
+  *out = best;
+  return HX_OK;
 }
 
 /* Squeaky wheel: the first block (in `order`) that reaches the top of the
@@ -456,7 +599,7 @@ static uint64_t promote(const block* b, int nb, const conflicts* c, int* order, 
 /* Runs the heuristics (all, or only ctx->memplan_only - 1) and leaves the
  * winner's offsets in best_offset. When all run and the best is above the
  * lower bound, the best one is improved by promotion (see promote). */
-static hx_status_t choose_packing(hc_pass_ctx* ctx, const block* b, int nb, int num_steps, uint64_t lower,
+static hx_status_t choose_packing(hc_pass_ctx* ctx, const block* b, int nb, const exec_steps* S, uint64_t lower,
                                   uint64_t* best_offset, uint64_t* out_arena) {
   conflicts c = {0};
   int* order = malloc(sizeof(int) * (size_t)(nb ? nb : 1));
@@ -467,7 +610,7 @@ static hx_status_t choose_packing(hc_pass_ctx* ctx, const block* b, int nb, int 
   hx_status_t st = HX_OK;
   if (!order || !best_order || !offset || !placed || !scratch)
     st = hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory packing");
-  if (st == HX_OK) st = conflicts_build(b, nb, &c);
+  if (st == HX_OK) st = conflicts_build(b, nb, S, &c);
   int only = ctx->memplan_only - 1;
   if (st == HX_OK && only >= NUM_HEURISTICS)
     st = hx_status_make(HX_STATUS_INVALID_ARGUMENT, "memory plan: no packing heuristic %d (there are %d)", only + 1,
@@ -481,7 +624,7 @@ static hx_status_t choose_packing(hc_pass_ctx* ctx, const block* b, int nb, int 
   for (int h = 0; st == HX_OK && h < NUM_HEURISTICS; ++h) {
     if (only >= 0 && h != only) continue;
     if (k_heuristics[h].order != current) {
-      st = make_order(b, nb, num_steps, &c, k_heuristics[h].order, order);
+      st = make_order(b, nb, S->n, &c, k_heuristics[h].order, order);
       if (st != HX_OK) break;
       current = k_heuristics[h].order;
     }
@@ -563,10 +706,10 @@ static hx_status_t run_memory_plan(hc_pass_ctx* ctx, hc_graph* g) {
   int* head = malloc(sizeof(int) * ((size_t)nv + 1));     /* in-place chain head of each value */
   int* block_of = malloc(sizeof(int) * ((size_t)nv + 1)); /* block of each chain head */
   block* blocks = calloc(2 * (size_t)nv + (size_t)steps + 1, sizeof(block));
+  block* single = calloc(2 * (size_t)nv + (size_t)steps + 1, sizeof(block));
   uint64_t* offset = malloc(sizeof(uint64_t) * (2 * (size_t)nv + (size_t)steps + 1));
-  int64_t* delta = malloc(sizeof(int64_t) * ((size_t)steps + 2));
   hx_status_t st = HX_OK;
-  if (!head || !block_of || !blocks || !offset || !delta) {
+  if (!head || !block_of || !blocks || !single || !offset) {
     st = hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory planning memory");
     goto done;
   }
@@ -588,17 +731,15 @@ static hx_status_t run_memory_plan(hc_pass_ctx* ctx, hc_graph* g) {
     }
   }
 
-  /* Blocks: one per chain, then workspaces. The bound without in place
-   * counts every tensor on its own. */
-  int nb = 0;
-  uint64_t bound_no_inplace = 0;
-  memset(delta, 0, sizeof(int64_t) * ((size_t)steps + 2));
+  /* Blocks: one per chain, then workspaces and dims slots. `single` holds
+   * the same blocks with every tensor on its own, for the bound without in
+   * place. */
+  int nb = 0, ns = 0;
   for (int i = 0; i < nv; ++i) {
     hc_value* v = g->values[i];
     if (!arena_candidate(v, &L)) continue;
     uint64_t size = align_up(hc_value_nbytes(v));
-    delta[L.first[i]] += (int64_t)size;
-    delta[L.last[i] + 1] -= (int64_t)size;
+    single[ns++] = (block){.value = v, .size = size, .first = L.first[i], .last = L.last[i], .ident = i};
     int h = head[i];
     if (block_of[h] < 0) {
       block_of[h] = nb;
@@ -609,15 +750,14 @@ static hx_status_t run_memory_plan(hc_pass_ctx* ctx, hc_graph* g) {
       if (L.last[i] > b->last) b->last = L.last[i];
     }
   }
+  /* A workspace is live while its node runs. */
   for (int s = 0; s < steps; ++s) {
     hc_node* n = g->nodes[s];
     n->workspace_bytes = n->op->workspace ? n->op->workspace(n) : 0;
     n->workspace_offset = 0;
     if (!n->workspace_bytes) continue;
     uint64_t size = align_up(n->workspace_bytes);
-    blocks[nb++] = (block){.node = n, .size = size, .first = L.span[2 * s], .last = L.span[2 * s + 1], .ident = nv + s};
-    delta[L.span[2 * s]] += (int64_t)size;
-    delta[L.span[2 * s + 1] + 1] -= (int64_t)size;
+    blocks[nb++] = single[ns++] = (block){.node = n, .size = size, .first = s, .last = s, .ident = nv + s};
   }
   /* Dims slots of value-dependent shapes (compiler/ops/dynamic.h): written
    * by the producing kernel and read by the runtime after the run, so each
@@ -626,47 +766,38 @@ static hx_status_t run_memory_plan(hc_pass_ctx* ctx, hc_graph* g) {
     hc_value* v = g->values[i];
     if (!dims_slot_owner(v) || steps == 0) continue;
     uint64_t size = dims_slot_bytes(v);
-    blocks[nb++] = (block){.dims_of = v, .size = size, .first = 0, .last = steps - 1, .ident = nv + steps + i};
-    delta[0] += (int64_t)size;
-    delta[steps] -= (int64_t)size;
+    blocks[nb++] = single[ns++] =
+        (block){.dims_of = v, .size = size, .first = 0, .last = steps - 1, .ident = nv + steps + i};
   }
-  {
-    int64_t live = 0;
-    for (int s = 0; s <= steps; ++s) {
-      live += delta[s];
-      if ((uint64_t)live > bound_no_inplace) bound_no_inplace = (uint64_t)live;
-    }
-  }
-  uint64_t lower = lower_bound(blocks, nb, steps, delta);
+  uint64_t lower = 0, bound_no_inplace = 0, bound_sequential = 0;
+  st = lower_bound(blocks, nb, &L.S, &lower);
+  if (st == HX_OK) st = lower_bound(single, ns, &L.S, &bound_no_inplace);
+  if (st != HX_OK) goto done;
 
   /* What the parallel groups cost: the bound of the same blocks with every
-   * node a step of its own (lifetimes not widened to groups). */
-  uint64_t bound_sequential = 0;
+   * node a super-step of its own (first = producer, last = last reader, not
+   * widened). */
   {
-    block* seq = calloc((size_t)nb + 1, sizeof(block));
-    if (!seq) {
-      st = hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory planning memory");
-      goto done;
-    }
-    memcpy(seq, blocks, sizeof(block) * (size_t)nb);
-    for (int b = 0; b < nb; ++b) {
-      if (seq[b].value) seq[b].first = steps, seq[b].last = -1;
-      if (seq[b].node) seq[b].first = seq[b].last = seq[b].node->id;
-    }
+    memcpy(single, blocks, sizeof(block) * (size_t)nb);
+    for (int b = 0; b < nb; ++b)
+      if (single[b].value) single[b].first = steps, single[b].last = -1;
     for (int i = 0; i < nv; ++i) {
       hc_value* v = g->values[i];
       if (!arena_candidate(v, &L)) continue;
-      block* b = &seq[block_of[head[i]]];
+      block* b = &single[block_of[head[i]]];
       int first = v->producer->id, last = L.last_read[i] > first ? L.last_read[i] : first;
       if (first < b->first) b->first = first;
       if (last > b->last) b->last = last;
     }
-    bound_sequential = lower_bound(seq, nb, steps, delta);
-    free(seq);
+    exec_steps serial;
+    st = steps_init(g, false, &serial);
+    if (st == HX_OK) st = lower_bound(single, nb, &serial, &bound_sequential);
+    steps_free(&serial);
+    if (st != HX_OK) goto done;
   }
 
   uint64_t arena = 0;
-  st = choose_packing(ctx, blocks, nb, steps, lower, offset, &arena);
+  st = choose_packing(ctx, blocks, nb, &L.S, lower, offset, &arena);
   if (st != HX_OK) goto done;
 
   for (int i = 0; i < nv; ++i) {
@@ -710,15 +841,93 @@ done:
   free(head);
   free(block_of);
   free(blocks);
+  free(single);
   free(offset);
-  free(delta);
   return st;
 }
 
 /* ---- verifier ----------------------------------------------------------- */
 
-static const char* block_name(const block* b) {
-  return b->value ? b->value->name : b->node ? b->node->name : b->dims_of->name;
+/* The verifier's model, derived from the graph and the executor's rules
+ * (runtime/executor.c) without the planner's lifetimes: super-steps run one
+ * after another; within a group, each lane runs its steps in order and the
+ * lanes are independent. A moment of super-step G is, for each lane of G,
+ * the step it is running (or none yet, or all done). An arena item is live
+ * from when its start step starts until every one of its reader steps has
+ * finished. Two items may share bytes only if no moment has both live, or
+ * they belong to one legal in-place chain. */
+typedef struct vitem {
+  const hc_value* value;
+  const hc_node* node;     /* workspace owner */
+  const hc_value* dims_of; /* dims slot owner */
+  uint64_t offset, size;
+  int start;            /* producer (or workspace owner) step; -1 = live before the first step */
+  int end_sg;           /* super-step of its last reader; INT_MAX = live after the last step */
+  int rd_begin, rd_end; /* its reader steps (the producer's included) in the reader list */
+} vitem;
+
+static const char* vitem_name(const vitem* x) {
+  return x->value ? x->value->name : x->node ? x->node->name : x->dims_of->name;
+}
+
+/* Whether, at some moment of super-step G, a lane position satisfies every
+ * start (running or done: lane position >= step) and end (not finished:
+ * position <= step) constraint given; steps < 0 are absent. */
+static bool v_feasible(const exec_steps* S, int G, int sa, int ea, int sb, int eb) {
+  int lo[2] = {sa >= 0 && S->sg[sa] == G ? sa : -1, sb >= 0 && S->sg[sb] == G ? sb : -1};
+  int hi[2] = {ea, eb};
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 2; ++j)
+      if (lo[i] >= 0 && hi[j] >= 0 && S->lane[lo[i]] == S->lane[hi[j]] && lo[i] > hi[j]) return false;
+  return true;
+}
+
+/* Whether a and b are both live at some moment of super-step G (both have
+ * started by G and neither ended before it): an item that has a reader
+ * after G is live to the end of G; otherwise one of its readers in G must
+ * not have finished. */
+static bool v_moment(const exec_steps* S, int G, const vitem* a, const vitem* b, const int* rd) {
+  bool a_open = a->end_sg > G, b_open = b->end_sg > G;
+  for (int x = a_open ? -1 : a->rd_begin; x < (a_open ? 0 : a->rd_end); ++x) {
+    int ea = x < 0 ? -1 : rd[x];
+    if (ea >= 0 && S->sg[ea] != G) continue;
+    for (int y = b_open ? -1 : b->rd_begin; y < (b_open ? 0 : b->rd_end); ++y) {
+      int eb = y < 0 ? -1 : rd[y];
+      if (eb >= 0 && S->sg[eb] != G) continue;
+      if (v_feasible(S, G, a->start, ea, b->start, eb)) return true;
+    }
+  }
+  return false;
+}
+
+static bool v_live_together(const exec_steps* S, const vitem* a, const vitem* b, const int* rd) {
+  long long ga = a->start < 0 ? -1 : S->sg[a->start], gb = b->start < 0 ? -1 : S->sg[b->start];
+  long long g0 = ga > gb ? ga : gb, g1 = a->end_sg < b->end_sg ? a->end_sg : b->end_sg;
+  if (g0 < 0) g0 = 0;
+  if (g1 >= S->num_sg) g1 = S->num_sg - 1;
+  if (g0 > g1) return false;
+  /* A super-step after both starts and before both ends: live throughout. */
+  if (g1 - g0 >= 2) return true;
+  for (long long G = g0; G <= g1; ++G)
+    if (v_moment(S, (int)G, a, b, rd)) return true;
+  return false;
+}
+
+/* Whether node nd at step s may have written its output over input k's
+ * storage root r (item ri): the op allows it, and every other reader of r
+ * finishes before nd starts in every execution (an earlier super-step, or
+ * earlier in nd's lane). */
+static bool v_inplace_legal(const exec_steps* S, const hc_node* nd, int s, int k, const vitem* ri, const int* rd) {
+  if (!hc_memory_plan_inplace_ok(nd, k)) return false;
+  const hc_value* r = ri->value;
+  if (!r || r->kind != HC_VALUE_INTERMEDIATE || !r->producer || r->producer->dead) return false;
+  for (int x = ri->rd_begin; x < ri->rd_end; ++x) {
+    int e = rd[x];
+    if (e == s) continue;
+    bool before = S->sg[e] < S->sg[s] || (S->sg[e] == S->sg[s] && S->lane[e] == S->lane[s] && e < s);
+    if (!before) return false;
+  }
+  return true;
 }
 
 static int uf_find(int* parent, int i) {
@@ -728,89 +937,148 @@ static int uf_find(int* parent, int i) {
 
 hx_status_t hc_memory_plan_verify(const hc_graph* g, uint64_t arena_bytes) {
   /* Liveness is derived from the graph here, not taken from the planner, so
-   * a planner that forgot a reader, a view or a parallel group is caught. */
-  liveness L;
-  HX_RETURN_IF_ERROR(liveness_compute(g, &L));
-  int n = 0;
+   * a planner that forgot a reader, a view, a lane or a group is caught. */
+  exec_steps S;
+  HX_RETURN_IF_ERROR(steps_init(g, true, &S));
   size_t cap = 2 * (size_t)g->num_values + (size_t)g->num_nodes + 1;
-  block* b = calloc(cap, sizeof(block));
-  uint64_t* off = malloc(sizeof(uint64_t) * cap);
+  vitem* it = calloc(cap, sizeof(vitem));
   int* parent = malloc(sizeof(int) * cap);
   int* index_of = malloc(sizeof(int) * ((size_t)g->num_values + 1));
+  int* count = calloc(cap + 1, sizeof(int));
+  int* rd = NULL;
+  int n = 0;
   hx_status_t st = HX_OK;
-  if (!b || !off || !parent || !index_of) {
+  if (!it || !parent || !index_of || !count) {
     st = hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory verifying the memory plan");
     goto done;
   }
+  /* Items: arena tensors (storage roots), workspaces, dims slots. */
   for (int i = 0; i < g->num_values; ++i) {
     const hc_value* v = g->values[i];
     index_of[i] = -1;
     if (v->alias_of || v->storage.base != HX_BASE_ARENA) continue;
-    if (L.first[i] < 0) {
-      st = hx_status_make(HX_STATUS_INTERNAL, "memory plan: '%s' is in the arena but no node produces it", v->name);
-      goto done;
-    }
-    if (v->live_first > L.first[i] || v->live_last < L.last[i]) {
-      st = hx_status_make(HX_STATUS_INTERNAL,
-                          "memory plan: '%s' is recorded live over steps %d..%d but is live over %d..%d", v->name,
-                          v->live_first, v->live_last, L.first[i], L.last[i]);
-      goto done;
-    }
     index_of[i] = n;
-    off[n] = v->storage.offset;
-    b[n++] = (block){.value = (hc_value*)v, .size = hc_value_nbytes(v), .first = L.first[i], .last = L.last[i]};
+    it[n++] = (vitem){.value = v, .offset = v->storage.offset, .size = hc_value_nbytes(v), .start = -2};
   }
   for (int s = 0; s < g->num_nodes; ++s) {
     const hc_node* nd = g->nodes[s];
+    for (int j = 0; j < nd->num_outputs; ++j) {
+      const hc_value* v = nd->outputs[j];
+      if (v && !v->alias_of && index_of[v->id] >= 0 && it[index_of[v->id]].start == -2) it[index_of[v->id]].start = s;
+    }
+  }
+  for (int i = 0; i < n; ++i)
+    if (it[i].start < 0) {
+      st = hx_status_make(HX_STATUS_INTERNAL, "memory plan: '%s' is in the arena but no node produces it",
+                          it[i].value->name);
+      goto done;
+    }
+  int nvals = n;
+  for (int s = 0; s < g->num_nodes; ++s) {
+    const hc_node* nd = g->nodes[s];
     if (!nd->workspace_bytes) continue;
-    off[n] = nd->workspace_offset;
-    b[n++] =
-        (block){.node = (hc_node*)nd, .size = nd->workspace_bytes, .first = L.span[2 * s], .last = L.span[2 * s + 1]};
+    it[n++] = (vitem){.node = nd, .offset = nd->workspace_offset, .size = nd->workspace_bytes, .start = s};
   }
   for (int i = 0; i < g->num_values && g->num_nodes > 0; ++i) {
     const hc_value* v = g->values[i];
     if (!dims_slot_owner(v)) continue;
-    off[n] = v->dyn_dims_offset;
-    b[n++] = (block){.dims_of = (hc_value*)v, .size = dims_slot_bytes(v), .first = 0, .last = g->num_nodes - 1};
+    it[n++] = (vitem){.dims_of = v, .offset = v->dyn_dims_offset, .size = dims_slot_bytes(v), .start = -1};
   }
-  /* In-place pairs: an output on its input's bytes, the input dead after
-   * this node and read by no concurrently running lane. Such pairs (and
-   * chains of them) may share bytes while live together. */
+  /* Reader steps of each item: the producer, every node reading the tensor
+   * or a view of it; a workspace's node. Two rounds: count, then fill. */
+  for (int round = 0; round < 2; ++round) {
+    if (round == 1) {
+      for (int i = 0; i < n; ++i) count[i + 1] += count[i];
+      rd = malloc(sizeof(int) * (size_t)(count[n] ? count[n] : 1));
+      if (!rd) {
+        st = hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory verifying the memory plan");
+        goto done;
+      }
+      for (int i = 0; i < n; ++i) it[i].rd_begin = it[i].rd_end = count[i];
+    }
+    for (int i = 0; i < n; ++i) {
+      if (it[i].start < 0) continue;
+      if (round == 0) count[i + 1]++;
+      else rd[it[i].rd_end++] = it[i].start;
+    }
+    for (int s = 0; s < g->num_nodes; ++s) {
+      const hc_node* nd = g->nodes[s];
+      for (int j = 0; j < nd->num_inputs; ++j) {
+        if (!nd->inputs[j]) continue;
+        int x = index_of[croot_of(nd->inputs[j])->id];
+        if (x < 0) continue;
+        if (round == 0) count[x + 1]++;
+        else rd[it[x].rd_end++] = s;
+      }
+    }
+  }
+  for (int i = 0; i < n; ++i) {
+    it[i].end_sg = it[i].dims_of ? INT_MAX : -1;
+    for (int x = it[i].rd_begin; x < it[i].rd_end; ++x)
+      if (S.sg[rd[x]] > it[i].end_sg) it[i].end_sg = S.sg[rd[x]];
+  }
+  /* Recorded lifetimes (the manifest's first/last) must cover the real
+   * ones under the documented rule: first at or before the producer, last at
+   * or after the last reader, the group's last step when the readers of that
+   * group are in several lanes, and never in another lane of the same group
+   * (a reader of the JSON compares lanes there). */
+  for (int i = 0; i < nvals && st == HX_OK; ++i) {
+    const vitem* x = &it[i];
+    int last = x->start, multi = 0;
+    for (int k = x->rd_begin; k < x->rd_end; ++k)
+      if (rd[k] > last) last = rd[k];
+    for (int k = x->rd_begin; k < x->rd_end; ++k)
+      if (S.sg[rd[k]] == S.sg[last] && S.lane[rd[k]] != S.lane[last]) multi = 1;
+    if (multi) last = S.end[last];
+    int rf = x->value->live_first, rl = x->value->live_last;
+    bool ok = rf >= 0 && rf <= x->start && rl >= last && rl < g->num_nodes;
+    if (ok && S.sg[rl] == S.sg[last] && rl != S.end[rl] && S.lane[rl] != S.lane[last]) ok = false;
+    if (ok && S.sg[rf] == S.sg[x->start] && rf != S.start[rf] && S.lane[rf] != S.lane[x->start]) ok = false;
+    if (!ok)
+      st = hx_status_make(HX_STATUS_INTERNAL,
+                          "memory plan: '%s' is recorded live over steps %d..%d but is live over %d..%d%s",
+                          x->value->name, rf, rl, x->start, last, multi ? " (read by several lanes of a group)" : "");
+  }
+  if (st != HX_OK) goto done;
+  /* In-place pairs: an output on its input's bytes, legal by the op and by
+   * the model above. Such pairs (and chains of them) may share bytes while
+   * live together. */
   for (int i = 0; i < n; ++i) parent[i] = i;
   for (int s = 0; s < g->num_nodes; ++s) {
     const hc_node* nd = g->nodes[s];
     const hc_value* out = nd->num_outputs ? nd->outputs[0] : NULL;
-    if (!out || index_of[out->id] < 0) continue;
+    if (!out || out->alias_of || index_of[out->id] < 0) continue;
+    int oi = index_of[out->id];
     for (int k = 0; k < nd->num_inputs; ++k) {
       if (!nd->inputs[k]) continue;
-      const hc_value* r = croot_of(nd->inputs[k]);
-      int ri = index_of[r->id], oi = index_of[out->id];
-      if (ri < 0 || ri == oi || off[ri] != off[oi] || b[ri].size != b[oi].size || !inplace_legal(&L, nd, s, k))
+      int ri = index_of[croot_of(nd->inputs[k])->id];
+      if (ri < 0 || ri == oi || it[ri].offset != it[oi].offset || it[ri].size != it[oi].size ||
+          !v_inplace_legal(&S, nd, s, k, &it[ri], rd))
         continue;
       parent[uf_find(parent, oi)] = uf_find(parent, ri);
     }
   }
   for (int i = 0; i < n && st == HX_OK; ++i) {
-    const char* name = block_name(&b[i]);
-    if (off[i] % HC_ALIGN != 0 || off[i] + b[i].size > arena_bytes)
+    if (it[i].offset % HC_ALIGN != 0 || it[i].offset + it[i].size > arena_bytes)
       st = hx_status_make(HX_STATUS_INTERNAL, "memory plan: '%s' is misplaced (offset %llu, size %llu, arena %llu)",
-                          name, (unsigned long long)off[i], (unsigned long long)b[i].size,
+                          vitem_name(&it[i]), (unsigned long long)it[i].offset, (unsigned long long)it[i].size,
                           (unsigned long long)arena_bytes);
     for (int j = i + 1; j < n && st == HX_OK; ++j) {
-      if (!b[i].size || !b[j].size || !live_together(&b[i], &b[j])) continue;
-      if (!(off[i] < off[j] + b[j].size && off[j] < off[i] + b[i].size)) continue;
-      if (uf_find(parent, i) == uf_find(parent, j)) continue;
-      st = hx_status_make(HX_STATUS_INTERNAL, "memory plan: '%s' and '%s' are live together but overlap", name,
-                          block_name(&b[j]));
+      if (!it[i].size || !it[j].size) continue;
+      if (!(it[i].offset < it[j].offset + it[j].size && it[j].offset < it[i].offset + it[i].size)) continue;
+      if (uf_find(parent, i) == uf_find(parent, j) || !v_live_together(&S, &it[i], &it[j], rd)) continue;
+      st = hx_status_make(HX_STATUS_INTERNAL, "memory plan: '%s' and '%s' are live together but overlap",
+                          vitem_name(&it[i]), vitem_name(&it[j]));
     }
   }
 
 done:
-  liveness_free(&L);
-  free(b);
-  free(off);
+  steps_free(&S);
+  free(it);
   free(parent);
   free(index_of);
+  free(count);
+  free(rd);
   return st;
 }
 

@@ -12,12 +12,19 @@
  *     chains its head reads from. Chains on one level cannot reach each other
  *     (a path would raise the level), so they are independent.
  *  3. Groups. Nodes are ordered by (level, chain, position in chain). A level
- *     with two or more chains that emit code becomes one parallel group with
- *     one lane per chain; a level with a single chain stays plain sequential
- *     steps, so linear networks keep their memory plan and schedule.
+ *     with two or more chains that emit code is a candidate parallel group
+ *     with one lane per chain; a level with a single chain stays plain
+ *     sequential steps, so linear networks keep their memory plan and
+ *     schedule.
+ *  4. Memory-aware choice. A candidate becomes a group unless it costs more
+ *     memory than it saves time (see decide_group): running lanes at the same
+ *     time keeps every lane's tensors live together, which can raise the
+ *     arena's peak, while on few threads lanes of well-parallelised kernels
+ *     gain almost nothing over running them one after another. The order
+ *     is the same either way; only the group and lane marks change.
  *
- * Memory planning (memory_plan.c) treats a whole group as one step for
- * liveness, so tensors of concurrently running lanes never share bytes. */
+ * Memory planning (memory_plan.c) then lets tensors of one lane share bytes
+ * in step order and keeps tensors of different lanes apart. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -56,6 +63,249 @@ static int cmp_keys(const void* a, const void* b) {
   if (x->level != y->level) return x->level < y->level ? -1 : 1;
   if (x->chain != y->chain) return x->chain < y->chain ? -1 : 1;
   return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* ---- memory-aware grouping ---------------------------------------------- */
+
+/* The cost model behind decide_group. Kernel time on one thread is the
+ * larger of its arithmetic and its memory traffic at these rates; a kernel
+ * splits into about one task per HC_SCHED_GRAIN output elements, so it uses
+ * min(threads, tasks) threads; each kernel launch costs a fixed overhead
+ * (publishing it to the pool and the barrier after it). Only ratios matter,
+ * except against the overhead. */
+#define HC_SCHED_FLOPS_PER_NS 16.0 /* per thread: about half an AVX2 core's FMA peak */
+#define HC_SCHED_BYTES_PER_NS 8.0  /* per thread, from cache and memory */
+#define HC_SCHED_LAUNCH_NS 1500.0  /* fork-join of one kernel on the pool */
+#define HC_SCHED_GRAIN 4096        /* output elements per task, roughly */
+/* A group that raises the estimated peak by at most this fraction of the
+ * serial peak is free. */
+#define HC_SCHED_FREE_MEMORY 0.01
+
+/* The value whose bytes v's bytes are: views (Reshape...) alias their input. */
+static const hc_value* storage_root(const hc_value* v) {
+  while (v->producer && !v->producer->dead && v->producer->op && (v->producer->op->flags & HC_OP_VIEW) &&
+         v->producer->num_inputs > 0 && v->producer->inputs[0])
+    v = v->producer->inputs[0];
+  return v;
+}
+
+/* Input i's shape-defining value: the unpacked original of a pre-packed
+ * weight (its shape is the op's geometry). */
+static const hc_value* shape_input(const hc_node* n, int i) {
+  if (n->packed && n->packed->input == i && n->packed->original) return n->packed->original;
+  return i < n->num_inputs ? n->inputs[i] : NULL;
+}
+
+/* Arithmetic of one node, from shapes: 2 flops per multiply-add of Conv,
+ * ConvTranspose, Gemm and MatMul; one per output element (and per fused
+ * op) for everything else. */
+static double node_flops(const hc_node* n) {
+  const hc_value* out = n->num_outputs ? n->outputs[0] : NULL;
+  if (!out || out->rank < 0) return 0;
+  double numel = (double)hc_value_numel(out);
+  const hc_value* x = shape_input(n, 0);
+  const hc_value* w = shape_input(n, 1);
+  bool onnx = !n->domain || !n->domain[0];
+  if (onnx && w && w->rank >= 3 && w->dims[0] > 0 && !strcmp(n->op_type, "Conv"))
+    return 2 * numel * ((double)hc_value_numel(w) / (double)w->dims[0]);
+  if (onnx && x && w && x->rank >= 0 && w->rank >= 3 && w->dims[0] > 0 && !strcmp(n->op_type, "ConvTranspose"))
+    return 2 * (double)hc_value_numel(x) * ((double)hc_value_numel(w) / (double)w->dims[0]);
+  if (onnx && x && x->rank >= 1 && (!strcmp(n->op_type, "MatMul") || !strcmp(n->op_type, "Gemm"))) {
+    bool ta = !strcmp(n->op_type, "Gemm") && x->rank == 2 && hc_attr_int(n, "transA", 0);
+    return 2 * numel * (double)(ta ? x->dims[0] : x->dims[x->rank - 1]);
+  }
+  return numel * (1 + n->num_fused);
+}
+
+/* Estimated time (ns) of node n on one thread, and how many threads its
+ * kernel can use. Views emit no kernel: zero. */
+static double node_time(const hc_node* n, double* out_tasks) {
+  *out_tasks = 1;
+  if (n->op && (n->op->flags & HC_OP_VIEW)) return 0;
+  double bytes = 0;
+  for (int j = 0; j < n->num_inputs; ++j)
+    if (n->inputs[j] && n->inputs[j]->rank >= 0) bytes += (double)hc_value_nbytes(n->inputs[j]);
+  for (int j = 0; j < n->num_outputs; ++j)
+    if (n->outputs[j] && n->outputs[j]->rank >= 0) bytes += (double)hc_value_nbytes(n->outputs[j]);
+  const hc_value* out = n->num_outputs ? n->outputs[0] : NULL;
+  double numel = out && out->rank >= 0 ? (double)hc_value_numel(out) : 1;
+  *out_tasks = numel / HC_SCHED_GRAIN > 1 ? numel / HC_SCHED_GRAIN : 1;
+  double t_flops = node_flops(n) / HC_SCHED_FLOPS_PER_NS, t_bytes = bytes / HC_SCHED_BYTES_PER_NS;
+  return t_flops > t_bytes ? t_flops : t_bytes;
+}
+
+/* What decide_group needs, per step of the final order (ids are steps). */
+typedef struct sched_est {
+  int n, threads;
+  const int* chain; /* chain of each step */
+  const int* level; /* level of each step */
+  double* time;     /* ns on `threads` threads, launch included; 0 for views */
+  double* solo;     /* ns on one thread, no launch; 0 for views */
+  double* par;      /* threads the kernel can use: min(threads, tasks) */
+  double total;     /* the whole schedule, serially */
+  /* Storage roots that get arena bytes: size (64-byte aligned), producer
+   * and last reader steps, and whether the readers at the last reader's
+   * level sit in several chains. Workspaces by step. */
+  int num_roots;
+  uint64_t* size;
+  int *first, *last;
+  unsigned char* multi;
+  uint64_t* workspace;
+  uint64_t serial_peak; /* most bytes live at one step with no groups */
+  uint64_t* acc;        /* scratch: per-step bytes of a candidate's lanes */
+} sched_est;
+
+static void est_free(sched_est* e) {
+  free(e->time);
+  free(e->solo);
+  free(e->par);
+  free(e->size);
+  free(e->first);
+  free(e->last);
+  free(e->multi);
+  free(e->workspace);
+  free(e->acc);
+}
+
+static uint64_t align64(uint64_t x) { return (x + 63) / 64 * 64; }
+
+/* Fills the estimates for graph g in its final order. */
+static hx_status_t est_init(const hc_graph* g, int threads, const int* chain, const int* level, sched_est* e) {
+  int n = g->num_nodes, nv = g->num_values;
+  memset(e, 0, sizeof(*e));
+  e->n = n;
+  e->threads = threads;
+  e->chain = chain;
+  e->level = level;
+  e->time = calloc((size_t)n, sizeof(double));
+  e->solo = calloc((size_t)n, sizeof(double));
+  e->par = calloc((size_t)n, sizeof(double));
+  e->size = calloc((size_t)nv + 1, sizeof(uint64_t));
+  e->first = malloc(sizeof(int) * ((size_t)nv + 1));
+  e->last = malloc(sizeof(int) * ((size_t)nv + 1));
+  e->multi = calloc((size_t)nv + 1, 1);
+  e->workspace = calloc((size_t)n, sizeof(uint64_t));
+  e->acc = calloc((size_t)n + 1, sizeof(uint64_t));
+  int64_t* delta = calloc((size_t)n + 1, sizeof(int64_t));
+  unsigned char* is_output = calloc((size_t)nv + 1, 1);
+  if (!e->time || !e->solo || !e->par || !e->size || !e->first || !e->last || !e->multi || !e->workspace || !e->acc ||
+      !delta || !is_output) {
+    free(delta);
+    free(is_output);
+    est_free(e);
+    return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory scheduling");
+  }
+  for (int i = 0; i < g->num_outputs; ++i) is_output[g->outputs[i]->id] = 1;
+  for (int i = 0; i < nv; ++i) e->first[i] = e->last[i] = -1;
+  for (int s = 0; s < n; ++s) {
+    const hc_node* nd = g->nodes[s];
+    double tasks;
+    e->solo[s] = node_time(nd, &tasks);
+    e->par[s] = tasks < threads ? tasks : threads;
+    bool code = !(nd->op && (nd->op->flags & HC_OP_VIEW));
+    e->time[s] = code ? e->solo[s] / e->par[s] + HC_SCHED_LAUNCH_NS : 0;
+    e->total += e->time[s];
+    e->workspace[s] = nd->op && nd->op->workspace ? align64(nd->op->workspace(nd)) : 0;
+    for (int j = 0; j < nd->num_outputs; ++j) {
+      const hc_value* v = nd->outputs[j];
+      if (!v || v->kind != HC_VALUE_INTERMEDIATE || is_output[v->id] || storage_root(v) != v) continue;
+      e->first[v->id] = e->last[v->id] = s;
+      e->size[v->id] = align64(hc_value_nbytes(v));
+    }
+    for (int j = 0; j < nd->num_inputs; ++j) {
+      if (!nd->inputs[j]) continue;
+      int r = storage_root(nd->inputs[j])->id;
+      if (e->first[r] < 0) continue;
+      if (e->last[r] < s && level[e->last[r]] == level[s] && chain[e->last[r]] != chain[s]) e->multi[r] = 1;
+      else if (level[e->last[r]] != level[s]) e->multi[r] = 0;
+      e->last[r] = s;
+    }
+  }
+  e->num_roots = nv;
+  for (int i = 0; i < nv; ++i) {
+    if (e->first[i] < 0) continue;
+    delta[e->first[i]] += (int64_t)e->size[i];
+    delta[e->last[i] + 1] -= (int64_t)e->size[i];
+  }
+  int64_t live = 0;
+  for (int s = 0; s < n; ++s) {
+    live += delta[s];
+    uint64_t here = (uint64_t)live + e->workspace[s];
+    if (here > e->serial_peak) e->serial_peak = here;
+  }
+  free(delta);
+  free(is_output);
+  return HX_OK;
+}
+
+/* Decides whether steps [s, e) (one level, lanes = its chains, each a run
+ * of consecutive steps) become a parallel group. Estimates, from the cost
+ * model above and the same liveness rules memory planning uses:
+ *   gain = (serial time - grouped time) / the whole schedule's time, where
+ *          serial time = sum of the kernels' times (each on min(threads,
+ *          tasks) threads, plus a launch) and grouped time = max(total work
+ *          / threads, the slowest lane) + a launch per kernel of the
+ *          longest lane; 0 on one thread (the executor then runs groups in
+ *          order);
+ *   cost = how far the group's peak (tensors live across the whole level,
+ *          plus, for each lane, its busiest step) exceeds the serial peak of
+ *          the whole schedule, as a fraction of that peak.
+ * The group is formed when cost <= HC_SCHED_FREE_MEMORY (it does not raise
+ * the peak) or gain >= cost (a fraction of latency saved is worth the same
+ * fraction of memory); otherwise its steps stay sequential. */
+static bool decide_group(const sched_est* e, int s, int end, double* out_gain, double* out_cost) {
+  double work = 0, serial = 0, slowest = 0, lane_time = 0;
+  int longest = 0, lane_kernels = 0;
+  for (int t = s; t < end; ++t) {
+    if (t > s && e->chain[t] != e->chain[t - 1]) lane_time = 0, lane_kernels = 0;
+    if (e->time[t] > 0) {
+      work += e->solo[t];
+      serial += e->time[t];
+      lane_time += e->solo[t] / e->par[t];
+      lane_kernels++;
+    }
+    if (lane_time > slowest) slowest = lane_time;
+    if (lane_kernels > longest) longest = lane_kernels;
+  }
+  double grouped = (work / e->threads > slowest ? work / e->threads : slowest) + HC_SCHED_LAUNCH_NS * longest;
+  double gain = e->threads > 1 && serial > grouped && e->total > 0 ? (serial - grouped) / e->total : 0;
+
+  /* The group's peak: tensors live across the level, plus the lanes. A
+   * tensor read in several lanes of this level stays live to its end. */
+  uint64_t through = 0;
+  for (int t = s; t <= end; ++t) e->acc[t] = 0;
+  for (int t = s; t < end; ++t) {
+    e->acc[t] += e->workspace[t];
+    e->acc[t + 1] -= e->workspace[t];
+  }
+  for (int r = 0; r < e->num_roots; ++r) {
+    int f = e->first[r], l = e->last[r];
+    if (f < 0 || l < s || f >= end) continue;
+    if (f < s && (l >= end || e->multi[r])) {
+      through += e->size[r];
+      continue;
+    }
+    /* A lane's interval: from the producer (or the lane's first step) to
+     * the last reader (or the lane's last step). */
+    int anchor = f >= s ? f : l, lo = anchor, hi = anchor;
+    while (lo > s && e->chain[lo - 1] == e->chain[anchor]) --lo;
+    while (hi + 1 < end && e->chain[hi + 1] == e->chain[anchor]) ++hi;
+    if (f >= s) lo = f;
+    if (l < end) hi = l;
+    e->acc[lo] += e->size[r];
+    e->acc[hi + 1] -= e->size[r];
+  }
+  uint64_t peak = through, live = 0, busiest = 0;
+  for (int t = s; t < end; ++t) {
+    if (t > s && e->chain[t] != e->chain[t - 1]) peak += busiest, busiest = 0;
+    live += e->acc[t];
+    if (live > busiest) busiest = live;
+  }
+  peak += busiest;
+  double cost = peak > e->serial_peak && e->serial_peak ? (double)(peak - e->serial_peak) / (double)e->serial_peak : 0;
+  *out_gain = gain;
+  *out_cost = cost;
+  return cost <= HC_SCHED_FREE_MEMORY || gain >= cost;
 }
 
 static hx_status_t run_schedule(hc_pass_ctx* ctx, hc_graph* g) {
@@ -131,9 +381,13 @@ static hx_status_t run_schedule(hc_pass_ctx* ctx, hc_graph* g) {
     g->nodes[i]->id = i;
   }
 
-  /* A level with at least two code-emitting chains becomes a parallel group;
-   * lanes are numbered by chain order within the level. */
-  int group_id = 0;
+  /* A level with at least two code-emitting chains is a candidate parallel
+   * group (lanes numbered by chain order within the level); decide_group
+   * keeps it when it is worth its memory. */
+  int threads = ctx->schedule_threads > 0 ? ctx->schedule_threads : HC_SCHEDULE_DEFAULT_THREADS;
+  sched_est est;
+  bool have_est = false;
+  int group_id = 0, declined = 0;
   for (int s = 0; s < n;) {
     int e = s, code_chains = 0, prev_chain = -1;
     while (e < n && keys[e].level == keys[s].level) {
@@ -141,7 +395,32 @@ static hx_status_t run_schedule(hc_pass_ctx* ctx, hc_graph* g) {
       prev_chain = keys[e].chain;
       ++e;
     }
-    if (code_chains >= 2) {
+    bool candidate = code_chains >= 2 && ctx->parallel_groups != HC_GROUPS_NONE;
+    if (candidate && ctx->parallel_groups == HC_GROUPS_AUTO && !have_est) {
+      /* Per-step chain and level, for the estimates. */
+      for (int i = 0; i < n; ++i) {
+        chain_of[i] = keys[i].chain;
+        last_consumer[i] = keys[i].level;
+      }
+      hx_status_t st = est_init(g, threads, chain_of, last_consumer, &est);
+      if (st != HX_OK) {
+        free(consumers);
+        free(last_consumer);
+        free(chain_of);
+        free(chain_level);
+        free(chain_code);
+        free(keys);
+        return st;
+      }
+      have_est = true;
+    }
+    double gain = 0, cost = 0;
+    bool form = candidate && (ctx->parallel_groups == HC_GROUPS_ALL || decide_group(&est, s, e, &gain, &cost));
+    if (candidate && ctx->parallel_groups == HC_GROUPS_AUTO && ctx->verbose && ctx->log)
+      fprintf(ctx->log, "schedule: %s %d lanes at '%s' (est. latency -%.2f%%, peak +%.2f%%)\n",
+              form ? "group of" : "no group for", code_chains, g->nodes[s]->name, 100 * gain, 100 * cost);
+    if (candidate && !form) ++declined;
+    if (form) {
       ++group_id;
       int lane = -1;
       prev_chain = -1;
@@ -154,9 +433,15 @@ static hx_status_t run_schedule(hc_pass_ctx* ctx, hc_graph* g) {
     }
     s = e;
   }
+  if (have_est) est_free(&est);
+  ctx->schedule_groups = group_id;
+  ctx->schedule_groups_declined = declined;
   if (ctx->verbose && ctx->log)
-    fprintf(ctx->log, "schedule: %d nodes, %d chains, %d levels, %d parallel groups\n", n, num_chains, max_level + 1,
-            group_id);
+    fprintf(ctx->log, "schedule: %d nodes, %d chains, %d levels, %d parallel groups (%d declined for memory%s)\n", n,
+            num_chains, max_level + 1, group_id, declined,
+            ctx->parallel_groups == HC_GROUPS_NONE  ? "; groups off"
+            : ctx->parallel_groups == HC_GROUPS_ALL ? "; every candidate grouped"
+                                                    : "");
 
   free(consumers);
   free(last_consumer);

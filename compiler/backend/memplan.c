@@ -38,12 +38,8 @@ static int collect_rows(const hc_graph* g, row** out) {
   for (int s = 0; s < g->num_nodes; ++s) {
     const hc_node* nd = g->nodes[s];
     if (!nd->workspace_bytes) continue;
-    /* Live for its node's whole parallel group, as the planner placed it. */
-    int first = s, last = s;
-    while (nd->group && first > 0 && g->nodes[first - 1]->group == nd->group) --first;
-    while (nd->group && last + 1 < g->num_nodes && g->nodes[last + 1]->group == nd->group) ++last;
-    r[n++] =
-        (row){.node = nd, .size = nd->workspace_bytes, .offset = nd->workspace_offset, .first = first, .last = last};
+    /* Live while its node runs (within its lane, as the planner placed it). */
+    r[n++] = (row){.node = nd, .size = nd->workspace_bytes, .offset = nd->workspace_offset, .first = s, .last = s};
   }
   for (int i = 0; i < g->num_values && g->num_nodes > 0; ++i) {
     const hc_value* v = g->values[i];
@@ -74,6 +70,8 @@ static bool add_plan(cJSON* o, const hc_program* p) {
   cJSON_AddNumberToObject(o, "weights_bytes", (double)pc->weights_bytes);
   cJSON_AddNumberToObject(o, "steps", g->num_nodes);
   cJSON_AddNumberToObject(o, "inplace", ms->inplace);
+  cJSON_AddNumberToObject(o, "parallel_groups", pc->schedule_groups);
+  cJSON_AddNumberToObject(o, "parallel_groups_declined", pc->schedule_groups_declined);
   if (ms->chosen >= 0 && ms->chosen < ms->num_heuristics)
     cJSON_AddStringToObject(o, "heuristic", ms->heuristic[ms->chosen]);
   cJSON* hs = cJSON_AddArrayToObject(o, "heuristics");

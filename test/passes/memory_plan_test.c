@@ -1,9 +1,12 @@
 /* Tests passes/memory_plan.c and compiler/backend/memplan.c:
- *  - every plan is correct, checked twice: by hc_memory_plan_verify and by an
- *    independent oracle here that replays the schedule group by group over
- *    the arena's bytes (who last wrote each 64-byte granule) — on every test
- *    model, on the ONNX backend node tests when installed, and on random DAGs
- *    (views, broadcasts, casts, parallel groups, several outputs);
+ *  - every plan is correct, checked three times: by hc_memory_plan_verify, by
+ *    an oracle here that replays the schedule group by group over the arena's
+ *    bytes (who last wrote each 64-byte granule), and by the moment oracle of
+ *    plan_oracle.h (every position of every lane and pair of lanes of every
+ *    parallel group, as the executor may run them) — on every test model, on
+ *    the ONNX backend node tests when installed, and on random DAGs (views,
+ *    broadcasts, casts, parallel groups formed by every policy, several
+ *    outputs);
  *  - in place happens where it must (element-wise chains, a dead operand of
  *    a binary op, an equal-sized Cast) and never where it must not (graph
  *    inputs, weights, operands read later directly or through a view, other
@@ -27,37 +30,15 @@
 #include "harness/artifact_abi.h"
 #include "passes/pass.h"
 #include "test/support/test_support.h"
+#include "test/passes/plan_oracle.h"
 
 static hc_target g_host;
 
 /* ---- the oracle --------------------------------------------------------- */
 
-static const hc_value* root(const hc_value* v) {
-  while (v->alias_of) v = v->alias_of;
-  return v;
-}
+static const hc_value* root(const hc_value* v) { return po_root(v); }
 
 static bool in_arena(const hc_value* v) { return v && root(v)->storage.base == HX_BASE_ARENA; }
-
-/* Whether node n may legitimately have written its output w over r (an
- * input's root): its kernel computes each element from the same index,
- * sizes agree, and w sits exactly on r. Written from the op's contract, not
- * from the planner's code. */
-static bool oracle_inplace_ok(const hc_node* n, const hc_value* r, const hc_value* w) {
-  const hc_op_desc* op = n->op;
-  bool generator = (op->flags & HC_OP_ELEMENTWISE) && op->scalar && !op->lower && n->num_fused == 0;
-  if (!generator && !(op->flags & HC_OP_INPLACE_OK)) return false;
-  if (n->outputs[0] != w || w->storage.offset != r->storage.offset || hc_value_nbytes(w) != hc_value_nbytes(r))
-    return false;
-  bool reads = false;
-  for (int k = 0; k < n->num_inputs; ++k) {
-    const hc_value* v = n->inputs[k];
-    if (!v || root(v) != r) continue;
-    if (hc_value_numel(v) != hc_value_numel(w) || hx_dtype_size(v->dtype) != hx_dtype_size(w->dtype)) return false;
-    reads = true;
-  }
-  return reads;
-}
 
 typedef struct mem_access {
   int step;    /* node index */
@@ -124,7 +105,7 @@ static void oracle_check(const hc_graph* g, uint64_t arena, const char* what) {
         if (wr[x].id == rd[a].id || wr[x].hi <= rd[a].lo || rd[a].hi <= wr[x].lo) continue;
         int m = wr[x].step, n = rd[a].step;
         bool ok;
-        if (m == n) ok = wr[x].v && oracle_inplace_ok(g->nodes[n], rd[a].v, wr[x].v);
+        if (m == n) ok = wr[x].v && po_inplace_ok(g->nodes[n], rd[a].v, wr[x].v);
         else if (lane_of(g, m) == lane_of(g, n))
           ok = m > n || (produced_at[rd[a].id] >= s && m < produced_at[rd[a].id]);
         else ok = false;
@@ -167,6 +148,7 @@ static void check_plan(const hc_graph* g, const hc_pass_ctx* ctx, const char* wh
   hx_status_t st = hc_memory_plan_verify(g, ctx->arena_bytes);
   if (st != HX_OK) fail_msg("%s: %s", what, hx_status_message(st));
   oracle_check(g, ctx->arena_bytes, what);
+  oracle_moments(g, ctx->arena_bytes, what);
   if (ctx->arena_lower_bound > ctx->arena_bytes) fail_msg("%s: arena below the lower bound", what);
   if (ctx->arena_lower_bound > ctx->memplan.lower_bound_no_inplace) fail_msg("%s: in place raised the bound", what);
   if (ctx->memplan.lower_bound_sequential > ctx->arena_lower_bound) fail_msg("%s: groups lowered the bound", what);
@@ -179,14 +161,16 @@ static void check_plan(const hc_graph* g, const hc_pass_ctx* ctx, const char* wh
 
 /* ---- every test model --------------------------------------------------- */
 
-/* Imports and plans a model; false (and no graph) when the model is one of
- * the deliberately broken ones or needs flags. */
-static bool plan_file(const char* path, int level, hc_pass_ctx* ctx, hc_graph** out) {
+/* Imports and plans a model at -O`level` with a grouping policy
+ * (HC_GROUPS_*); false (and no graph) when the model is one of the
+ * deliberately broken ones or needs flags. */
+static bool plan_file(const char* path, int level, int groups, hc_pass_ctx* ctx, hc_graph** out) {
   hc_graph* g = NULL;
   hx_status_t st = hc_import_onnx_file(path, NULL, &g);
   memset(ctx, 0, sizeof(*ctx));
   ctx->target = ctx->host = &g_host;
   ctx->opt_level = level;
+  ctx->parallel_groups = groups;
   if (st == HX_OK) st = hc_run_pipeline(ctx, g, hc_pipeline_for_level(level), NULL);
   if (st != HX_OK) {
     /* The planner never reports a bad plan as a model problem. */
@@ -200,9 +184,14 @@ static bool plan_file(const char* path, int level, hc_pass_ctx* ctx, hc_graph** 
   return true;
 }
 
-/* Plans every model.onnx / *.onnx under dir (one level of folders); returns
- * how many planned. */
-static int plan_dir(const char* dir, const int* levels, int num_levels) {
+/* An optimisation level and a grouping policy. */
+typedef struct plan_mode {
+  int level, groups;
+} plan_mode;
+
+/* Plans every model.onnx / *.onnx under dir (one level of folders) in each
+ * mode; returns how many planned. */
+static int plan_dir(const char* dir, const plan_mode* modes, int num_modes) {
   DIR* d = opendir(dir);
   if (!d) return 0;
   int planned = 0;
@@ -222,12 +211,12 @@ static int plan_dir(const char* dir, const int* levels, int num_levels) {
     if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) snprintf(path, sizeof path, "%s/%s/model.onnx", dir, names[i]);
     else if (!strstr(names[i], ".onnx")) continue;
     if (access(path, R_OK) != 0) continue;
-    for (int l = 0; l < num_levels; ++l) {
+    for (int l = 0; l < num_modes; ++l) {
       hc_pass_ctx ctx;
       hc_graph* g;
-      if (!plan_file(path, levels[l], &ctx, &g)) continue;
+      if (!plan_file(path, modes[l].level, modes[l].groups, &ctx, &g)) continue;
       char what[4200];
-      snprintf(what, sizeof what, "%s -O%d", path, levels[l]);
+      snprintf(what, sizeof what, "%s -O%d (groups %d)", path, modes[l].level, modes[l].groups);
       check_plan(g, &ctx, what);
       hc_graph_free(g);
       ++planned;
@@ -239,18 +228,19 @@ static int plan_dir(const char* dir, const int* levels, int num_levels) {
 }
 
 static void plans_of_every_test_model_verify(void** state) {
-  const int levels[] = {0, 1, 3};
-  int planned = plan_dir(getenv("HARNESS_TEST_MODELS"), levels, 3);
+  const plan_mode modes[] = {{0, HC_GROUPS_AUTO}, {1, HC_GROUPS_AUTO}, {3, HC_GROUPS_AUTO}, {1, HC_GROUPS_ALL},
+                             {3, HC_GROUPS_ALL}};
+  int planned = plan_dir(getenv("HARNESS_TEST_MODELS"), modes, 5);
   print_message("planned %d test models\n", planned);
-  assert_true(planned >= 24); /* the unit and serving models that compile, at three levels */
+  assert_true(planned >= 40); /* the unit and serving models that compile, in five modes */
 }
 
 static void plans_of_onnx_node_tests_verify(void** state) {
   const char* dir = "/usr/share/libonnx-testdata/data/node";
   if (access(dir, R_OK) != 0) skip();
-  const int levels[] = {1, 3};
-  int planned = plan_dir(dir, levels, 2);
-  assert_true(planned >= 500);
+  const plan_mode modes[] = {{1, HC_GROUPS_AUTO}, {3, HC_GROUPS_AUTO}, {1, HC_GROUPS_ALL}};
+  int planned = plan_dir(dir, modes, 3);
+  assert_true(planned >= 750);
 }
 
 /* ---- hand-built graphs --------------------------------------------------- */
@@ -321,13 +311,15 @@ static hc_value* binary(builder* b, const char* op, hc_value* x, hc_value* y, co
 static const hc_pass* const k_plan_passes[] = {&hc_pass_dce, &hc_pass_finalize_outputs, &hc_pass_schedule,
                                                &hc_pass_memory_plan, NULL};
 
+/* Plans b's graph; keeps the caller's knobs (heuristic, in place, groups). */
 static void b_plan(builder* b, hc_pass_ctx* ctx) {
-  int only = ctx->memplan_only, no_inplace = ctx->memplan_no_inplace;
+  int only = ctx->memplan_only, no_inplace = ctx->memplan_no_inplace, groups = ctx->parallel_groups;
   memset(ctx, 0, sizeof(*ctx));
   ctx->target = ctx->host = &g_host;
   ctx->opt_level = 1;
   ctx->memplan_only = only;
   ctx->memplan_no_inplace = no_inplace;
+  ctx->parallel_groups = groups;
   ts_assert_ok(hc_run_pipeline(ctx, b->g, k_plan_passes, NULL));
 }
 
@@ -470,7 +462,7 @@ static void inplace_respects_parallel_lanes(void** state) {
   hc_value* l2 = unary(&b, "Tanh", stem);
   hc_value* l2b = unary(&b, "Abs", l2);
   ts_assert_ok(hc_graph_add_output(b.g, binary(&b, "Add", l1b, l2b, l1b)));
-  hc_pass_ctx ctx = {0};
+  hc_pass_ctx ctx = {.parallel_groups = HC_GROUPS_ALL};
   b_plan(&b, &ctx);
   check_plan(b.g, &ctx, "lanes");
   assert_true(l1->producer->group > 0);
@@ -590,34 +582,51 @@ static uint64_t plan_hash(const hc_graph* g) {
   return h;
 }
 
+/* Random DAGs planned under each grouping policy: every plan correct (all
+ * three checks), deterministic, every heuristic alone correct and never
+ * better than the kept one; fewer groups never raise the bound, and with no
+ * groups the bound is the serial one. */
 static void random_dags_plan_correctly(void** state) {
   int groups = 0, inplace = 0;
+  static const int modes[3] = {HC_GROUPS_ALL, HC_GROUPS_AUTO, HC_GROUPS_NONE};
   for (uint64_t seed = 0; seed < 300; ++seed) {
     builder b;
     b_init(&b);
     build_random(&b, seed);
-    hc_pass_ctx ctx = {0};
-    b_plan(&b, &ctx);
-    char what[64];
-    snprintf(what, sizeof what, "random DAG %llu", (unsigned long long)seed);
-    check_plan(b.g, &ctx, what);
-    for (int i = 0; i < b.g->num_nodes; ++i) groups += b.g->nodes[i]->group > 0;
-    inplace += ctx.memplan.inplace;
-    /* Deterministic: planning again gives the same bytes. */
-    uint64_t h = plan_hash(b.g);
-    uint64_t arena = ctx.arena_bytes;
-    b_plan(&b, &ctx);
-    assert_int_equal(plan_hash(b.g), h);
-    assert_int_equal(ctx.arena_bytes, arena);
-    /* Each heuristic alone also gives a correct plan, never smaller. */
-    int count = ctx.memplan.num_heuristics;
-    for (int k = 1; k <= count && k <= 10; ++k) {
-      ctx.memplan_only = k;
+    uint64_t lower[3];
+    for (int m = 0; m < 3; ++m) {
+      hc_pass_ctx ctx = {.parallel_groups = modes[m]};
       b_plan(&b, &ctx);
-      snprintf(what, sizeof what, "random DAG %llu heuristic %d", (unsigned long long)seed, k);
+      char what[64];
+      snprintf(what, sizeof what, "random DAG %llu (groups %d)", (unsigned long long)seed, modes[m]);
       check_plan(b.g, &ctx, what);
-      assert_true(ctx.arena_bytes >= arena);
+      lower[m] = ctx.arena_lower_bound;
+      if (modes[m] == HC_GROUPS_NONE) {
+        for (int i = 0; i < b.g->num_nodes; ++i) assert_int_equal(b.g->nodes[i]->group, 0);
+        assert_int_equal(ctx.arena_lower_bound, ctx.memplan.lower_bound_sequential);
+      }
+      if (modes[m] != HC_GROUPS_ALL) continue;
+      for (int i = 0; i < b.g->num_nodes; ++i) groups += b.g->nodes[i]->group > 0;
+      inplace += ctx.memplan.inplace;
+      /* Deterministic: planning again gives the same bytes. */
+      uint64_t h = plan_hash(b.g);
+      uint64_t arena = ctx.arena_bytes;
+      b_plan(&b, &ctx);
+      assert_int_equal(plan_hash(b.g), h);
+      assert_int_equal(ctx.arena_bytes, arena);
+      /* Each heuristic alone also gives a correct plan, never smaller. */
+      int count = ctx.memplan.num_heuristics;
+      for (int k = 1; k <= count && k <= 10; ++k) {
+        ctx.memplan_only = k;
+        b_plan(&b, &ctx);
+        snprintf(what, sizeof what, "random DAG %llu heuristic %d", (unsigned long long)seed, k);
+        check_plan(b.g, &ctx, what);
+        assert_true(ctx.arena_bytes >= arena);
+      }
     }
+    if (!(lower[2] <= lower[1] && lower[1] <= lower[0]))
+      fail_msg("random DAG %llu: bounds all/auto/none %llu/%llu/%llu", (unsigned long long)seed,
+               (unsigned long long)lower[0], (unsigned long long)lower[1], (unsigned long long)lower[2]);
     hc_graph_free(b.g);
   }
   /* The generator exercises what it should. */
@@ -632,7 +641,7 @@ static void heuristic_choice_is_deterministic(void** state) {
   hc_graph* g;
   char path[4096];
   snprintf(path, sizeof path, "%s/examples/tiny_cnn.onnx", getenv("HARNESS_SOURCE_DIR"));
-  assert_true(plan_file(path, 3, &ctx, &g));
+  assert_true(plan_file(path, 3, HC_GROUPS_AUTO, &ctx, &g));
   uint64_t h = plan_hash(g);
   hc_memplan_stats first = ctx.memplan;
   uint64_t min = UINT64_MAX;
@@ -643,7 +652,7 @@ static void heuristic_choice_is_deterministic(void** state) {
   assert_int_equal(ctx.arena_bytes, min);
   hc_graph_free(g);
   for (int rep = 0; rep < 3; ++rep) {
-    assert_true(plan_file(path, 3, &ctx, &g));
+    assert_true(plan_file(path, 3, HC_GROUPS_AUTO, &ctx, &g));
     assert_int_equal(plan_hash(g), h);
     assert_int_equal(ctx.memplan.chosen, first.chosen);
     assert_string_equal(ctx.memplan.heuristic[ctx.memplan.chosen], first.heuristic[first.chosen]);
@@ -737,6 +746,7 @@ static void emit_memplan_json_and_svg(void** state) {
   o.output_path = json_path;
   o.emit = "memplan";
   o.opt_level = 1;
+  o.parallel_groups = HC_PARALLEL_GROUPS_ALL; /* lanes in the JSON */
   ts_assert_ok(hc_compile(&o));
   o.output_path = svg_only;
   o.emit = "memplan-svg";
@@ -754,6 +764,18 @@ static void emit_memplan_json_and_svg(void** state) {
   assert_true(cJSON_IsString(cJSON_GetObjectItemCaseSensitive(root_j, "heuristic")));
   assert_true(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(root_j, "heuristics")) >= 10);
   assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(root_j, "schedule")), steps);
+  /* Super-steps and lanes from the schedule: consecutive steps of one
+   * nonzero group form one super-step. */
+  const cJSON* sched = cJSON_GetObjectItemCaseSensitive(root_j, "schedule");
+  int* sg = calloc((size_t)steps + 1, sizeof(int));
+  int* lane = calloc((size_t)steps + 1, sizeof(int));
+  for (int t = 0, prev = 0; t < steps; ++t) {
+    const cJSON* e = cJSON_GetArrayItem(sched, t);
+    int group = (int)num(e, "group");
+    sg[t] = t == 0 ? 0 : sg[t - 1] + !(group && group == prev);
+    lane[t] = (int)num(e, "lane");
+    prev = group;
+  }
   const cJSON* tensors = cJSON_GetObjectItemCaseSensitive(root_j, "tensors");
   assert_true(cJSON_IsArray(tensors));
   int n = cJSON_GetArraySize(tensors);
@@ -780,19 +802,26 @@ static void emit_memplan_json_and_svg(void** state) {
       snprintf(title, sizeof title, "<title>%s", name->valuestring);
       if (!strstr(svg, title)) fail_msg("the SVG has no tooltip for '%s'", name->valuestring);
     }
-    /* The JSON alone proves the plan: overlapping tensors live together
-     * only as an in-place pair. */
+    /* The JSON alone proves the plan, by the documented rule: two tensors
+     * are live together unless their super-steps are disjoint or one ends
+     * before the other starts in one lane of their one shared super-step;
+     * overlapping tensors live together only as an in-place pair. */
     for (int j = i + 1; j < n; ++j) {
       const cJSON* u = cJSON_GetArrayItem(tensors, j);
       double usz = num(u, "size"), uoff = num(u, "offset");
+      int f1 = (int)first, l1 = (int)last, f2 = (int)num(u, "first"), l2 = (int)num(u, "last");
       bool bytes = off < uoff + usz && uoff < off + size;
-      bool time = !(last < num(u, "first") || num(u, "last") < first);
+      bool before12 = sg[l1] == sg[f2] && lane[l1] == lane[f2] && l1 < f2;
+      bool before21 = sg[l2] == sg[f1] && lane[l2] == lane[f1] && l2 < f1;
+      bool time = !(sg[l1] < sg[f2] || sg[l2] < sg[f1]) && !before12 && !before21;
       if (!bytes || !time) continue;
       const char* un = cJSON_GetObjectItemCaseSensitive(u, "name")->valuestring;
       if (strcmp(chain_root(tensors, name->valuestring), chain_root(tensors, un)) != 0)
         fail_msg("memplan JSON: '%s' and '%s' overlap", name->valuestring, un);
     }
   }
+  free(sg);
+  free(lane);
   cJSON_Delete(root_j);
   free(text);
   free(svg);

@@ -129,6 +129,7 @@ static void compile(const char* path, int opt_level, char* so) {
   o.input_path = path;
   o.output_path = so;
   o.opt_level = opt_level;
+  o.parallel_groups = HC_PARALLEL_GROUPS_ALL; /* branches.onnx runs its four lanes concurrently */
   ts_assert_ok(hc_compile(&o));
 }
 

@@ -27,6 +27,10 @@ const char* ts_tool(const char* name) {
 }
 
 hx_status_t ts_compile(const char* model, char* out_path, int opt_level) {
+  return ts_compile_groups(model, out_path, opt_level, HC_PARALLEL_GROUPS_AUTO);
+}
+
+hx_status_t ts_compile_groups(const char* model, char* out_path, int opt_level, int parallel_groups) {
   strcpy(out_path, "/tmp/harness-unit-XXXXXX.so");
   int fd = mkstemps(out_path, 3);
   if (fd < 0) return hx_status_make(HX_STATUS_IO, "mkstemps failed");
@@ -36,6 +40,7 @@ hx_status_t ts_compile(const char* model, char* out_path, int opt_level) {
   o.input_path = ts_model(model);
   o.output_path = out_path;
   o.opt_level = opt_level;
+  o.parallel_groups = parallel_groups;
   return hc_compile(&o);
 }
 

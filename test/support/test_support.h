@@ -19,6 +19,9 @@ const char* ts_tool(const char* name);
 /* Compiles model (a ts_model name) to a fresh temporary .so whose path is
  * written to out_path (capacity >= 64); extra flags may be NULL. */
 hx_status_t ts_compile(const char* model, char* out_path, int opt_level);
+/* The same with a parallel-groups policy (HC_PARALLEL_GROUPS_*), e.g. ALL
+ * for tests that need a model's branches to run as concurrent lanes. */
+hx_status_t ts_compile_groups(const char* model, char* out_path, int opt_level, int parallel_groups);
 /* Asserts st is OK, printing its message otherwise; frees it. */
 #define ts_assert_ok(st) ts_assert_ok_impl((st), __FILE__, __LINE__)
 void ts_assert_ok_impl(hx_status_t st, const char* file, int line);
