@@ -157,6 +157,10 @@ hx_status_t hc_compile(const hc_compile_options* o) {
   if (!o->output_path) return hx_status_make(HX_STATUS_INVALID_ARGUMENT, "no output path given (use -o FILE)");
   if (o->opt_level < 0 || o->opt_level > 3)
     return hx_status_make(HX_STATUS_INVALID_ARGUMENT, "optimisation level must be 0..3, got %d", o->opt_level);
+  if (o->parallel_groups < HC_PARALLEL_GROUPS_AUTO || o->parallel_groups > HC_PARALLEL_GROUPS_NONE)
+    return hx_status_make(HX_STATUS_INVALID_ARGUMENT, "unknown parallel-groups mode %d", o->parallel_groups);
+  if (o->threads_hint < 0 || o->threads_hint > 4096)
+    return hx_status_make(HX_STATUS_INVALID_ARGUMENT, "--threads-hint must be 1..4096, got %d", o->threads_hint);
   if (o->num_batches < 0 || o->num_batches > HC_MAX_BATCHES)
     return hx_status_make(HX_STATUS_INVALID_ARGUMENT, "at most %d batch sizes", HC_MAX_BATCHES);
   for (int i = 0; i < o->num_batches; ++i)
@@ -166,6 +170,9 @@ hx_status_t hc_compile(const hc_compile_options* o) {
   HX_RETURN_IF_ERROR(parse_emit(o->emit ? o->emit : "lib", &kind));
   if (o->print_after && strcmp(o->print_after, "all") != 0 && !hc_pass_find(o->print_after))
     return hx_status_make(HX_STATUS_INVALID_ARGUMENT, "--print-after: unknown pass '%s'", o->print_after);
+
+  int precision = HC_PRECISION_FP32;
+  if (o->precision) HX_RETURN_IF_ERROR(hc_precision_parse(o->precision, &precision));
 
   hc_target target, host;
   HX_RETURN_IF_ERROR(hc_target_init(&target, o->target, o->mcpu));
@@ -179,8 +186,13 @@ hx_status_t hc_compile(const hc_compile_options* o) {
   parsed_overrides ov;
   hx_status_t st = parse_overrides(o, &ov);
   for (int i = 0; i < n && st == HX_OK; ++i) {
-    pctxs[i] = (hc_pass_ctx){.target = &target, .host = &host, .opt_level = o->opt_level, .verbose = o->verbose, .log = log};
+    pctxs[i] = (hc_pass_ctx){.target = &target, .host = &host, .opt_level = o->opt_level, .verbose = o->verbose, .log = log,
+                             .precision = precision, .keep_fp32 = o->keep_fp32};
     progs[i].pctx = &pctxs[i];
+    pctxs[i].parallel_groups = o->parallel_groups == HC_PARALLEL_GROUPS_ALL    ? HC_GROUPS_ALL
+                               : o->parallel_groups == HC_PARALLEL_GROUPS_NONE ? HC_GROUPS_NONE
+                                                                               : HC_GROUPS_AUTO;
+    pctxs[i].schedule_threads = o->threads_hint;
     progs[i].batch = batched ? o->batch_sizes[i] : 0;
     if (batched && o->verbose) fprintf(log, "harnessc: batch %lld\n", (long long)progs[i].batch);
     st = build_graph(o, &ov, &pctxs[i], progs[i].batch, log, &progs[i].g);

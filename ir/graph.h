@@ -133,6 +133,17 @@ typedef struct hc_packed_input {
   int input;                 /* the owner's input slot holding the packed value */
   int layout;                /* HC_PACK_* */
   struct hc_value* original; /* unpacked constant */
+  /* Appended for reduced-precision weights (passes/precision.c,
+   * docs/precision.md). Element type of the packed copy: HX_DTYPE_UNDEFINED
+   * (as the records above made before) or FLOAT32 = the original's; FLOAT16
+   * or BFLOAT16 = rounded to nearest even; INT8 = symmetric per output
+   * channel, w ~ q * scale[channel]. An INT8 copy is a 1-D INT8 value: its
+   * first scales_offset bytes are the quantised weights in `layout`, then
+   * (64-byte aligned) scales_count float32 scales in the channel order the
+   * kernels use (Conv: output channel; Gemm/MatMul: B matrix * N + column). */
+  hx_dtype_t elem;
+  uint64_t scales_offset;
+  int64_t scales_count;
 } hc_packed_input;
 
 /* HC_PACK_* layouts. */
@@ -299,5 +310,11 @@ bool hc_value_const_f64(const hc_value* v, int64_t idx, double* out);
 /* Builds the standard error for a node: 'node "conv_12" (Conv, opset 11): <msg>'. */
 hx_status_t hc_node_error(const hc_node* n, hx_status_code_t code, const char* fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* Appended HC_PACK_* layout (passes/precision.c): the original layout and
+ * shape with another element type (hc_packed_input.elem), for kernels that
+ * read the weight in place. pack-weights turns it into HC_PACK_PANELS of the
+ * same element type where the kernel reads panels. */
+enum { HC_PACK_PLAIN = 2 };
 
 #endif /* HARNESS_IR_GRAPH_H */

@@ -15,6 +15,16 @@ struct hc_target;
 /* What memory planning did beyond the arena size (passes/memory_plan.c),
  * for `harnessc --emit memplan` and -v. */
 #define HC_MEMPLAN_MAX_HEURISTICS 16
+/* The run-time thread count the scheduling pass chooses parallel groups for
+ * when not told (a constant, so artifacts do not depend on the machine that
+ * compiles them). */
+#define HC_SCHEDULE_DEFAULT_THREADS 4
+/* hc_pass_ctx.parallel_groups. */
+enum {
+  HC_GROUPS_AUTO = 0, /* form a candidate where it saves more latency than it adds memory */
+  HC_GROUPS_ALL = 1,  /* form every candidate */
+  HC_GROUPS_NONE = 2, /* form none */
+};
 typedef struct hc_memplan_stats {
   int num_heuristics;                               /* packings tried */
   const char* heuristic[HC_MEMPLAN_MAX_HEURISTICS]; /* their names ("size/first-fit"...) */
@@ -42,12 +52,43 @@ typedef struct hc_pass_ctx {
    * packing heuristic memplan_only - 1; never write an output in place. */
   int memplan_only;
   int memplan_no_inplace;
+  /* Scheduling knobs (passes/schedule.c; harnessc --parallel-groups and
+   * --threads-hint): which candidate parallel groups to form (HC_GROUPS_*);
+   * the run-time thread count the choice assumes (0 =
+   * HC_SCHEDULE_DEFAULT_THREADS). Filled by the pass: groups formed, and
+   * candidates left sequential because they cost more memory than they save
+   * time. */
+  int parallel_groups;
+  int schedule_threads;
+  int schedule_groups, schedule_groups_declined;
   /* Check mode (harnessc check): shape inference records each failing
    * node's error here (one per line) and carries on with the nodes that do
    * not depend on it, instead of stopping at the first. NULL = stop. */
   char** collected_errors;
   int num_collected_errors;
+  /* Weight precision (passes/precision.c; harnessc --precision and
+   * --keep-fp32): HC_PRECISION_*, and a comma-separated list of op types or
+   * node names whose weights stay float32 (NULL = none). */
+  int precision;
+  const char* keep_fp32;
+  /* Filled by the precision pass: weights it stored narrower, and their
+   * bytes before and after. */
+  int precision_converted;
+  uint64_t precision_bytes_before, precision_bytes_after;
 } hc_pass_ctx;
+
+/* Weight precision policies (docs/precision.md). */
+enum {
+  HC_PRECISION_FP32 = 0,    /* everything float32 (the default; the pass does nothing) */
+  HC_PRECISION_FP16,        /* Conv/Gemm/MatMul weights float16 */
+  HC_PRECISION_BF16,        /* Conv/Gemm/MatMul weights bfloat16 */
+  HC_PRECISION_MIXED,       /* float16 where it represents the weight well, float32 elsewhere */
+  HC_PRECISION_INT8_WEIGHTS /* Conv/Gemm/MatMul weights int8, symmetric per output channel */
+};
+/* Parses a --precision name (fp32, fp16, bf16, mixed, int8-weights). */
+hx_status_t hc_precision_parse(const char* name, int* out);
+/* The --precision name of a policy. */
+const char* hc_precision_name(int precision);
 
 typedef struct hc_pass {
   const char* name;        /* as used by --print-after */
@@ -66,6 +107,12 @@ extern const hc_pass hc_pass_memory_plan;
 /* -O2 and above (passes/fusion.c). */
 extern const hc_pass hc_pass_fusion;
 extern const hc_pass hc_pass_pack_weights;
+/* Weight precision policy (passes/precision.c): before fusion and
+ * pack-weights, at every level; does nothing at --precision fp32. */
+extern const hc_pass hc_pass_precision;
+/* QDQ groups to integer operators (passes/qdq.c): first, before shape
+ * inference, at -O1 and above. */
+extern const hc_pass hc_pass_qdq;
 
 typedef struct hc_pipeline_options {
   const char* print_after; /* pass name, "all", or NULL */
@@ -93,8 +140,11 @@ hx_status_t hc_try_fold_node(hc_pass_ctx* ctx, hc_graph* g, hc_node* n, bool* ou
 hx_status_t hc_schedule_verify(const hc_graph* g);
 
 /* Checks a memory plan: every arena tensor and workspace is aligned, inside
- * the arena, and disjoint from everything live at the same step, where all
- * steps of one parallel group count as one (their kernels may run at once). */
+ * the arena, and disjoint from everything that may be live at the same
+ * moment of an execution the executor allows (lanes of a parallel group run
+ * in their own order, independently of each other), unless the two form a
+ * legal in-place chain; recorded lifetimes cover the real ones. Liveness is
+ * derived from the graph, not from the planner. */
 hx_status_t hc_memory_plan_verify(const hc_graph* g, uint64_t arena_bytes);
 
 /* Whether node n's kernel may write its output 0 over its input `input`

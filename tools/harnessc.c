@@ -31,6 +31,19 @@ static void usage(FILE* out) {
           "  --batch LIST          compile one program per batch size (e.g. 1,2,4,8) into one\n"
           "                        artifact sharing the weights; the leading dimension of\n"
           "                        every input is the batch (the runtime batches requests)\n"
+          "  --precision P         element type of the Conv/Gemm/MatMul weights in the\n"
+          "                        artifact: fp32 (default), fp16, bf16, mixed (fp16 where\n"
+          "                        it represents the tensor well) or int8-weights (int8,\n"
+          "                        per output channel); activations and sums stay fp32\n"
+          "                        (docs/precision.md)\n"
+          "  --keep-fp32 LIST      op types or node names (comma-separated) whose weights\n"
+          "                        stay fp32 under --precision\n"
+          "  --parallel-groups M   which independent branches run as concurrent lanes:\n"
+          "                        auto (default: where the estimated latency saved is\n"
+          "                        worth the memory added), all, or none (docs/memory.md)\n"
+          "  --no-parallel-groups  the same as --parallel-groups none\n"
+          "  --threads-hint N      run-time thread count that auto chooses groups for\n"
+          "                        (default 4)\n"
           "  --emit KIND           lib (default), obj, llvm-ir, asm, manifest (JSON),\n"
           "                        memplan (the memory plan as JSON, plus FILE.svg next to\n"
           "                        it: tensors over time and arena offset) or memplan-svg\n"
@@ -42,7 +55,7 @@ static void usage(FILE* out) {
           "  -h, --help            this help\n"
           "\n"
           "passes: shape-inference canonicalize fold-batchnorm constant-folding dce\n"
-          "        finalize-outputs schedule memory-plan\n"
+          "        precision qdq fusion pack-weights finalize-outputs schedule memory-plan\n"
           "--mcpu names: %s\n"
           "\n"
           "environment: HARNESS_CC   C compiler driver used to link (default cc)\n"
@@ -60,13 +73,18 @@ int main(int argc, char** argv) {
     argi0 = 2;
   }
   enum { OPT_TARGET = 1000, OPT_MCPU, OPT_SHAPE, OPT_CONSTANT, OPT_EMIT, OPT_PRINT_AFTER, OPT_TIME_PASSES, OPT_VERSION, OPT_LIST_OPS,
-         OPT_BATCH };
+         OPT_BATCH, OPT_PRECISION, OPT_KEEP_FP32, OPT_PARALLEL_GROUPS, OPT_NO_PARALLEL_GROUPS, OPT_THREADS_HINT };
   static const struct option longopts[] = {
       {"target", required_argument, NULL, OPT_TARGET},
       {"mcpu", required_argument, NULL, OPT_MCPU},
       {"shape", required_argument, NULL, OPT_SHAPE},
       {"constant", required_argument, NULL, OPT_CONSTANT},
       {"batch", required_argument, NULL, OPT_BATCH},
+      {"precision", required_argument, NULL, OPT_PRECISION},
+      {"keep-fp32", required_argument, NULL, OPT_KEEP_FP32},
+      {"parallel-groups", required_argument, NULL, OPT_PARALLEL_GROUPS},
+      {"no-parallel-groups", no_argument, NULL, OPT_NO_PARALLEL_GROUPS},
+      {"threads-hint", required_argument, NULL, OPT_THREADS_HINT},
       {"emit", required_argument, NULL, OPT_EMIT},
       {"print-after", required_argument, NULL, OPT_PRINT_AFTER},
       {"time-passes", no_argument, NULL, OPT_TIME_PASSES},
@@ -93,7 +111,42 @@ int main(int argc, char** argv) {
       case OPT_TARGET: o.target = optarg; break;
       case OPT_MCPU: o.mcpu = optarg; break;
       case OPT_EMIT: o.emit = optarg; break;
+      case OPT_PARALLEL_GROUPS:
+        if (!strcmp(optarg, "auto")) {
+          o.parallel_groups = HC_PARALLEL_GROUPS_AUTO;
+        } else if (!strcmp(optarg, "all")) {
+          o.parallel_groups = HC_PARALLEL_GROUPS_ALL;
+        } else if (!strcmp(optarg, "none")) {
+          o.parallel_groups = HC_PARALLEL_GROUPS_NONE;
+        } else {
+          fprintf(stderr, "error: --parallel-groups expects auto, all or none, got '%s'\n", optarg);
+          return 2;
+        }
+        break;
+      case OPT_NO_PARALLEL_GROUPS: o.parallel_groups = HC_PARALLEL_GROUPS_NONE; break;
+      case OPT_THREADS_HINT: {
+        char* end;
+        long t = strtol(optarg, &end, 10);
+        if (*optarg == 0 || *end != 0 || t < 1 || t > 4096) {
+          fprintf(stderr, "error: --threads-hint expects a thread count 1..4096, got '%s'\n", optarg);
+          return 2;
+        }
+        o.threads_hint = (int)t;
+        break;
+      }
       case OPT_PRINT_AFTER: o.print_after = optarg; break;
+      case OPT_PRECISION: {
+        int prec;
+        hx_status_t pst = hc_precision_parse(optarg, &prec);
+        if (pst != HX_OK) {
+          fprintf(stderr, "error: %s\n", hx_status_message(pst));
+          hx_status_free(pst);
+          return 2;
+        }
+        o.precision = optarg;
+        break;
+      }
+      case OPT_KEEP_FP32: o.keep_fp32 = optarg; break;
       case OPT_TIME_PASSES: o.time_passes = 1; break;
       case OPT_VERSION: printf("%s\n", hc_version_string()); return 0;
       case OPT_LIST_OPS:

@@ -157,6 +157,11 @@ typedef struct conv_plan {
   int nd;
   int64_t in[WIN_MAX_SP], out[WIN_MAX_SP], k[WIN_MAX_SP], s[WIN_MAX_SP], d[WIN_MAX_SP], pb[WIN_MAX_SP], pe[WIN_MAX_SP];
   int64_t in_plane, out_plane, ktot;
+  /* Weights narrowed by passes/precision.c: their storage type (FLOAT16,
+   * BFLOAT16, INT8; UNDEFINED = dt) and, for INT8, the byte offset of the
+   * float32 per-output-channel scales in the weight constant. */
+  hx_dtype_t wt;
+  uint64_t wscales;
 } conv_plan;
 
 /* Input i as the op sees it: the unpacked original of a pre-packed input. */
@@ -171,7 +176,9 @@ static hx_status_t check_conv_inputs(const hc_node* n, bool transpose, conv_plan
    * fusion, when shapes were inferred). */
   if (!n->num_fused) HX_RETURN_IF_ERROR(hc_check_arity(n, 2, 3, 1, 1));
   HX_RETURN_IF_ERROR(hc_check_dtype(n, 0, HC_DT_FLOATS));
-  HX_RETURN_IF_ERROR(hc_check_same_dtype(n, 0, 1));
+  /* A packed weight (panels, or narrowed by the precision pass) is checked
+   * through its original. */
+  if (!(n->packed && n->packed->input == 1)) HX_RETURN_IF_ERROR(hc_check_same_dtype(n, 0, 1));
   HX_RETURN_IF_ERROR(hc_check_same_dtype(n, 0, 2));
   const hc_value* x = n->inputs[0];
   const hc_value* w = weight_input(n, 1);
@@ -188,6 +195,11 @@ static hx_status_t check_conv_inputs(const hc_node* n, bool transpose, conv_plan
   memset(p, 0, sizeof *p);
   p->transpose = transpose;
   p->dt = x->dtype;
+  hx_dtype_t wt = hc_packed_elem(n, 1);
+  if (wt != p->dt && (wt == HX_DTYPE_FLOAT16 || wt == HX_DTYPE_BFLOAT16 || wt == HX_DTYPE_INT8)) {
+    p->wt = wt;
+    if (wt == HX_DTYPE_INT8) p->wscales = (uint64_t)hc_packed_scales(n, 1);
+  }
   p->nd = x->rank - 2;
   p->N = x->dims[0];
   p->C = x->dims[1];
@@ -1022,6 +1034,8 @@ static void conv_gemm_desc(const hc_node* n, const conv_plan* p, hc_mm_desc* d) 
   d->split[0] = 1;
   d->split[1] = 2;
   d->direct_b = (p->in_plane * 4) % 1024 != 0;
+  d->a_st = p->wt;
+  d->a_scales = p->wscales;
 }
 
 /* Workspace layout of a fast Conv: the images (when x is repacked), then
@@ -1040,8 +1054,9 @@ static void cf_workspace_layout(const hc_node* n, const conv_plan* p, const flat
   if (f->repack && kind != CF_DEPTHWISE) off = (uint64_t)(p->N * p->C * f->nimg * f->PV) * 4u;
   off = (off + 63) / 64 * 64;
   l->panels = off;
-  bool packed = n->packed && n->packed->input == 1;
-  if (kind == CF_CHANNELS && !packed) off += (uint64_t)(p->G * l->npanel * l->K * l->pw) * 4u;
+  bool packed = hc_packed_is(n, 1, HC_PACK_PANELS);
+  if (kind == CF_CHANNELS && !packed)
+    off += (uint64_t)(p->G * l->npanel * l->K * l->pw) * (p->wt ? (uint64_t)hx_dtype_size(p->wt) : 4u);
   l->total = off;
 }
 
@@ -1077,9 +1092,11 @@ static hx_status_t emit_pack_weights(hc_lower_ctx* lc, const hc_node* n, const c
   LLVMValueRef jj = hc_kb_imin(&kb, j, LLVMBuildSub(kb.b, width, hc_kb_i64(&kb, 1), ""));
   LLVMValueRef src = hc_kb_iadd(&kb, wbase, hc_kb_imul(&kb, jj, hc_kb_i64(&kb, l->K)));
   LLVMValueRef k = hc_loop_begin(&kb, &kl, hc_kb_i64(&kb, 0), hc_kb_i64(&kb, l->K), "k");
-  LLVMValueRef v = hc_kb_load(&kb, p->dt, W, hc_kb_iadd(&kb, src, k));
-  v = LLVMBuildSelect(kb.b, inb, v, hc_kb_const(&kb, p->dt, 0), "");
-  hc_kb_store(&kb, p->dt, WS, hc_kb_iadd(&kb, dbase, hc_kb_iadd(&kb, hc_kb_imul(&kb, k, hc_kb_i64(&kb, l->pw)), j)), v);
+  /* Narrowed weights are copied in their own type (exact round trip). */
+  hx_dtype_t et = p->wt ? p->wt : p->dt;
+  LLVMValueRef v = hc_kb_load(&kb, et, W, hc_kb_iadd(&kb, src, k));
+  v = LLVMBuildSelect(kb.b, inb, v, hc_kb_const(&kb, et, 0), "");
+  hc_kb_store(&kb, et, WS, hc_kb_iadd(&kb, dbase, hc_kb_iadd(&kb, hc_kb_imul(&kb, k, hc_kb_i64(&kb, l->pw)), j)), v);
   hc_loop_end(&kb, &kl);
   hc_loop_end(&kb, &jl);
   hc_loop_end(&kb, &task);
@@ -1101,6 +1118,7 @@ typedef struct cf_emit {
   LLVMValueRef tile;            /* stack tile for stores through memory */
   bool direct;                  /* flat positions are the output's spatial index */
   bool masked_rows;             /* pixels kernel: masked stores of flat vectors (2-D, pitch >= a vector) */
+  LLVMValueRef scales;          /* int8 weights: float32 scale per output channel (NULL otherwise) */
 } cf_emit;
 
 /* Stores `count` flat outputs starting at flat position fpos of output
@@ -1166,6 +1184,13 @@ static double step_cycles(int acc, int loads) {
   return c;
 }
 
+/* Uops on the FMA ports that widening one narrowed weight broadcast costs
+ * (a float16 or int8 broadcast-and-convert about two, a bfloat16 shift and
+ * broadcast about one; see gemm_microkernel.c). */
+static int widen_cost(hx_dtype_t wt) {
+  return wt == HX_DTYPE_BFLOAT16 ? 1 : wt ? 2 : 0;
+}
+
 static void plan_pixels(const hc_lower_ctx* lc, const conv_plan* p, const flat_phase* P, unsigned vl, cf_pix_plan* q) {
   int regs = hc_ukr_registers(lc), max_acc = regs == 32 ? 28 : 12;
   q->F = P->F;
@@ -1175,10 +1200,14 @@ static void plan_pixels(const hc_lower_ctx* lc, const conv_plan* p, const flat_p
    * the ragged last panel included). */
   static const int k512[][2] = {{6, 4}, {8, 3}, {12, 2}, {4, 6}, {5, 4}, {7, 3}, {0, 0}};
   static const int k256[][2] = {{6, 2}, {4, 3}, {5, 2}, {3, 4}, {0, 0}};
+  /* Narrowed weights (the broadcast rows): wider tiles widen fewer. */
+  static const int k512w[][2] = {{4, 6}, {3, 7}, {2, 8}, {4, 5}, {5, 4}, {6, 4}, {0, 0}};
+  static const int k256w[][2] = {{4, 3}, {6, 2}, {5, 2}, {3, 3}, {0, 0}};
+  int wc = getenv("HX_OLDTILE") ? 0 : widen_cost(p->wt);
   int mr = 6, nv = regs == 32 ? 4 : 2;
   {
     double best = 1e300;
-    for (const int(*c)[2] = regs == 32 ? k512 : k256;; ++c) {
+    for (const int(*c)[2] = wc ? (regs == 32 ? k512w : k256w) : (regs == 32 ? k512 : k256);; ++c) {
       int cm = (*c)[0], cv = (*c)[1];
       if (!cm) {
         /* Few channels: all of them, as many vectors as fit. */
@@ -1195,7 +1224,8 @@ static void plan_pixels(const hc_lower_ctx* lc, const conv_plan* p, const flat_p
       double per = 0;
       for (int last = 0; last < 2; ++last) {
         int vv = last ? lnv : cv;
-        double x = (double)(p->Mg / cm) * step_cycles(cm * vv, cm + vv) + (rem ? step_cycles(rem * vv, rem + vv) : 0);
+        double x = (double)(p->Mg / cm) * step_cycles(cm * vv + wc * cm, cm + vv) +
+                   (rem ? step_cycles(rem * vv + wc * rem, rem + vv) : 0);
         per += x * (double)(last ? 1 : ft - 1);
       }
       if (per < best) {
@@ -1256,6 +1286,7 @@ static void pix_tile(cf_emit* e, const cf_pix_plan* q, int rows, int nv, unsigne
   u.vl = vl;
   u.last_lanes = lanes;
   u.a = e->W;
+  u.a_st = p->wt;
   u.b = e->src;
   u.outer = hc_kb_i64(kb, p->Cg);
   u.a_base = hc_kb_imul(kb, m, hc_kb_i64(kb, p->Cg * p->ktot));
@@ -1271,12 +1302,23 @@ static void pix_tile(cf_emit* e, const cf_pix_plan* q, int rows, int nv, unsigne
   }
   u.nterms = e->P->nterms;
   LLVMValueRef acc[HC_UKR_MAX_MR * HC_UKR_MAX_NV] = {0};
-  if (e->B)
+  if (e->B && !e->scales)
     for (int i = 0; i < rows; ++i) {
       LLVMValueRef bs = hc_kb_splat(kb, hc_kb_load(kb, p->dt, e->B, hc_kb_iadd(kb, m, hc_kb_i64(kb, i))), vl);
       for (int v = 0; v < nv; ++v) acc[i * nv + v] = bs;
     }
   hc_ukr_emit(kb, &u, acc);
+  if (e->scales)
+    /* int8 weights: sums times the channel's scale, plus the bias. */
+    for (int i = 0; i < rows; ++i) {
+      LLVMValueRef mi = hc_kb_iadd(kb, m, hc_kb_i64(kb, i));
+      LLVMValueRef sc = hc_kb_splat(kb, hc_kb_load(kb, HX_DTYPE_FLOAT32, e->scales, mi), vl);
+      LLVMValueRef bs = e->B ? hc_kb_splat(kb, hc_kb_load(kb, p->dt, e->B, mi), vl) : NULL;
+      for (int v = 0; v < nv; ++v) {
+        LLVMValueRef x = LLVMBuildFMul(kb->b, acc[i * nv + v], sc, "");
+        acc[i * nv + v] = bs ? LLVMBuildFAdd(kb->b, x, bs, "") : x;
+      }
+    }
   int64_t cols = (int64_t)(nv - 1) * vl + lanes;
   if (e->direct && (!e->epi.count || hc_epilogue_light(e->n))) {
     for (int i = 0; i < rows; ++i) {
@@ -1562,6 +1604,7 @@ static void ch_tile(cf_emit* e, const cf_ch_plan* q, const ch_ctx* x, int tr, in
   u.last_lanes = vl; /* weight panels are zero-padded */
   u.a = e->src;
   u.b = e->W;
+  u.b_st = p->wt;
   u.outer = x->kcur;
   LLVMValueRef c0 = hc_kb_iadd(kb, hc_kb_imul(kb, nn, hc_kb_i64(kb, p->C)),
                                hc_kb_iadd(kb, hc_kb_imul(kb, g, hc_kb_i64(kb, p->Cg)), x->ic0));
@@ -1593,10 +1636,14 @@ static void ch_tile(cf_emit* e, const cf_ch_plan* q, const ch_ctx* x, int tr, in
   /* Initial sums: the bias on the first slice, the parked partial sums on
    * the others. */
   LLVMValueRef init[HC_UKR_MAX_MR * HC_UKR_MAX_NV];
+  LLVMValueRef bias[HC_UKR_MAX_NV];
   for (int v = 0; v < nv; ++v) {
     LLVMValueRef bv = e->B ? hc_ukr_load(kb, HX_DTYPE_FLOAT32, e->B, hc_kb_iadd(kb, mch, hc_kb_i64(kb, (int64_t)v * vl)), vl,
                                          v == nv - 1 ? lanes : vl)
                            : LLVMConstNull(vt);
+    /* int8 weights: the sums start at zero; scale and bias come at the end. */
+    bias[v] = bv;
+    if (e->scales) bv = LLVMConstNull(vt);
     for (int i = 0; i < u.mr; ++i) init[i * nv + v] = bv;
   }
   if (x->first) {
@@ -1640,6 +1687,13 @@ static void ch_tile(cf_emit* e, const cf_ch_plan* q, const ch_ctx* x, int tr, in
     LLVMPositionBuilderAtEnd(b, fin);
   }
   int64_t nr = q->nr;
+  if (e->scales)
+    for (int v = 0; v < nv; ++v) {
+      LLVMValueRef sc = hc_ukr_load(kb, HX_DTYPE_FLOAT32, e->scales, hc_kb_iadd(kb, mch, hc_kb_i64(kb, (int64_t)v * vl)), vl,
+                                    v == nv - 1 ? lanes : vl);
+      for (int i = 0; i < u.mr; ++i)
+        acc[i * nv + v] = LLVMBuildFAdd(b, LLVMBuildFMul(b, acc[i * nv + v], sc, ""), bias[v], "");
+    }
   for (int i = 0; i < u.mr; ++i)
     for (int v = 0; v < nv; ++v)
       hc_ukr_store(kb, HX_DTYPE_FLOAT32, e->tile, hc_kb_i64(kb, (int64_t)i * nr + (int64_t)v * vl), acc[i * nv + v], vl, vl);
@@ -2024,8 +2078,13 @@ static hx_status_t emit_conv_depthwise(hc_lower_ctx* lc, cf_emit* e) {
   x.xplane = hc_kb_imul(kb, plane, hc_kb_i64(kb, p->in_plane));
   x.yplane = hc_kb_imul(kb, plane, hc_kb_i64(kb, p->out_plane));
   LLVMValueRef wbase = hc_kb_imul(kb, x.c, hc_kb_i64(kb, p->ktot));
+  /* Narrowed weights are widened (and int8 ones scaled) once per task, as
+   * scalars in registers. */
+  LLVMValueRef wscale = e->scales ? hc_kb_load(kb, HX_DTYPE_FLOAT32, e->scales, x.c) : NULL;
   for (int64_t tp = 0; tp < KH * KW; ++tp) {
-    x.wv[tp] = hc_kb_load(kb, HX_DTYPE_FLOAT32, e->W, hc_kb_iadd(kb, wbase, hc_kb_i64(kb, tp)));
+    LLVMValueRef wi = hc_kb_iadd(kb, wbase, hc_kb_i64(kb, tp));
+    x.wv[tp] = p->wt ? hc_ukr_broadcast_st(kb, p->wt, e->W, wi, 1) : hc_kb_load(kb, HX_DTYPE_FLOAT32, e->W, wi);
+    if (wscale) x.wv[tp] = LLVMBuildFMul(b, x.wv[tp], wscale, "");
     x.ws[tp] = hc_kb_splat(kb, x.wv[tp], vl);
   }
   x.bias = e->B ? hc_kb_splat(kb, hc_kb_load(kb, HX_DTYPE_FLOAT32, e->B, x.c), vl) : LLVMConstNull(vt);
@@ -2073,7 +2132,7 @@ static hx_status_t lower_conv_fast(hc_lower_ctx* lc, hc_node* n, const conv_plan
   hx_status_t st = HX_OK;
   cf_layout l;
   cf_workspace_layout(n, p, &f, kind, &l);
-  bool packed = n->packed && n->packed->input == 1;
+  bool packed = hc_packed_is(n, 1, HC_PACK_PANELS);
   if (f.repack && kind != CF_DEPTHWISE) st = emit_repack(lc, n, p, &f);
   if (st == HX_OK && kind == CF_CHANNELS && !packed) st = emit_pack_weights(lc, n, p, &l);
   if (st != HX_OK) {
@@ -2096,6 +2155,8 @@ static hx_status_t lower_conv_fast(hc_lower_ctx* lc, hc_node* n, const conv_plan
   else
     e.W = hc_kb_ptr(&kb, n->inputs[1]);
   e.B = hc_input(n, 2) ? hc_kb_ptr(&kb, hc_input(n, 2)) : NULL;
+  if (p->wt == HX_DTYPE_INT8)
+    e.scales = LLVMBuildGEP2(kb.b, kb.t_i8, hc_kb_ptr(&kb, n->inputs[1]), (LLVMValueRef[]){hc_kb_i64(&kb, (int64_t)p->wscales)}, 1, "");
   e.Y = hc_kb_ptr(&kb, n->outputs[0]);
   e.src = f.repack ? hc_kb_workspace(&kb) : e.X;
   e.chan = f.repack ? f.nimg * f.PV : p->in_plane;
@@ -2129,26 +2190,54 @@ bool hc_conv_fast(const hc_node* n) {
   return conv_fast_kind(&p) != CF_NONE;
 }
 
+/* pack_conv_weights for narrowed elements of es bytes; `out` is zeroed. */
+static void pack_conv_weights_bytes(const uint8_t* w, size_t es, const conv_plan* p, int64_t pw, uint8_t* out) {
+  int64_t K = p->Cg * p->ktot, np = (p->Mg + pw - 1) / pw;
+  for (int64_t g = 0; g < p->G; ++g)
+    for (int64_t q = 0; q < np; ++q)
+      for (int64_t k = 0; k < K; ++k)
+        for (int64_t j = 0; j < pw && q * pw + j < p->Mg; ++j)
+          memcpy(out + (size_t)(((g * np + q) * K + k) * pw + j) * es, w + (size_t)((g * p->Mg + q * pw + j) * K + k) * es,
+                 es);
+}
+
 hx_status_t hc_conv_prepack(hc_graph* g, hc_node* n, bool* out_done) {
   *out_done = false;
-  if (n->op != &hc_op_conv || n->packed) return HX_OK;
+  /* A weight the precision pass narrowed (HC_PACK_PLAIN) is packed in its
+   * element type, from the narrowed copy. */
+  bool narrowed = hc_packed_is(n, 1, HC_PACK_PLAIN);
+  if (n->op != &hc_op_conv || (n->packed && !narrowed)) return HX_OK;
   conv_plan p;
   hx_status_t st = conv_setup(n, false, &p);
   if (st != HX_OK) {
     hx_status_free(st);
     return HX_OK;
   }
-  hc_value* w = n->inputs[1];
-  if (conv_fast_kind(&p) != CF_CHANNELS || w->kind != HC_VALUE_CONST || !w->data) return HX_OK;
+  hc_value* src = n->inputs[1];
+  hc_value* w = narrowed ? n->packed->original : src;
+  if (conv_fast_kind(&p) != CF_CHANNELS || src->kind != HC_VALUE_CONST || !src->data) return HX_OK;
   int64_t pw = hc_pack_panel_width(p.dt), np = (p.Mg + pw - 1) / pw, K = p.Cg * p.ktot;
-  float* data = hc_graph_alloc_data(g, (size_t)(p.G * np * K * pw) * sizeof(float));
+  hx_dtype_t elem = narrowed ? n->packed->elem : p.dt;
+  size_t bytes = (size_t)(p.G * np * K * pw) * hx_dtype_size(elem);
+  size_t total = elem == HX_DTYPE_INT8 ? hc_q8_total_bytes(bytes, n->packed->scales_count) : bytes;
+  uint8_t* data = hc_graph_alloc_data(g, total);
   if (!data) return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory packing '%s'", w->name);
-  pack_conv_weights(w->data, &p, pw, data);
+  if (!narrowed)
+    pack_conv_weights(w->data, &p, pw, (float*)(void*)data);
+  else
+    pack_conv_weights_bytes(src->data, hx_dtype_size(elem), &p, pw, data);
+  if (elem == HX_DTYPE_INT8)
+    memcpy(data + hc_q8_scales_offset(bytes), (const uint8_t*)src->data + n->packed->scales_offset,
+           (size_t)n->packed->scales_count * 4);
   char name[256];
-  snprintf(name, sizeof name, "%s.panels%d", w->name, (int)pw);
+  snprintf(name, sizeof name, "%s.panels%d", src->name, (int)pw);
   int64_t dims[4] = {p.G, np, K, pw};
+  int64_t flat[1] = {(int64_t)total};
   hc_value* pv;
-  HX_RETURN_IF_ERROR(hc_graph_add_value(g, name, p.dt, 4, dims, &pv));
+  if (elem == HX_DTYPE_INT8)
+    HX_RETURN_IF_ERROR(hc_graph_add_value(g, name, elem, 1, flat, &pv));
+  else
+    HX_RETURN_IF_ERROR(hc_graph_add_value(g, name, elem, 4, dims, &pv));
   pv->kind = HC_VALUE_CONST;
   pv->data = data;
   hc_packed_input* pk = hc_arena_alloc(&g->arena, sizeof *pk);
@@ -2156,6 +2245,11 @@ hx_status_t hc_conv_prepack(hc_graph* g, hc_node* n, bool* out_done) {
   pk->input = 1;
   pk->layout = HC_PACK_PANELS;
   pk->original = w;
+  if (narrowed) {
+    pk->elem = elem;
+    pk->scales_count = n->packed->scales_count;
+    pk->scales_offset = elem == HX_DTYPE_INT8 ? hc_q8_scales_offset(bytes) : 0;
+  }
   n->packed = pk;
   n->inputs[1] = pv;
   *out_done = true;

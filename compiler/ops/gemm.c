@@ -562,6 +562,13 @@ static void plan_fast(const hc_lower_ctx* lc, const mm_desc* d, fast_plan* p) {
   p->pw = hc_pack_panel_width(d->dt);
   int64_t nvec = (d->N + p->vl - 1) / p->vl;
   int mr = regs == 32 ? 6 : 6, nv = regs == 32 ? 4 : 2;
+  if (d->a_st && !getenv("HX_OLDTILE")) {
+    /* Narrowed A (a convolution's weights): every broadcast is widened on
+     * the FMA ports, so fewer, wider rows spend fewer conversions per FMA
+     * (4 x 6 on AVX-512; AVX2 has no wider tile that fits its registers). */
+    mr = regs == 32 ? 4 : 6;
+    nv = regs == 32 ? 6 : 2;
+  }
   if (nv > nvec) nv = (int)nvec;
   if (p->b_mode != B_DIRECT) {
     /* Tiles cover whole panels: nv*vl a multiple of the panel width. */
@@ -639,6 +646,26 @@ static void pack_panels_f32(const float* b, int64_t nbmat, int64_t bmat, int64_t
         }
 }
 
+/* Copies 16 narrowed elements (st: 1 or 2 bytes) from src[sidx] to
+ * dst[didx] as integers, the first `valid` read, zeros after. */
+static void copy_narrow(hc_kb* kb, hx_dtype_t st, LLVMValueRef src, LLVMValueRef sidx, LLVMValueRef dst, LLVMValueRef didx,
+                        unsigned valid) {
+  hx_dtype_t it = hx_dtype_size(st) == 1 ? HX_DTYPE_INT8 : HX_DTYPE_INT16;
+  LLVMTypeRef et = hx_dtype_size(st) == 1 ? kb->t_i8 : kb->t_i16, vt = LLVMVectorType(et, 16);
+  LLVMValueRef v = LLVMConstNull(vt);
+  if (valid >= 16) {
+    v = LLVMBuildLoad2(kb->b, vt, hc_kb_gep(kb, it, src, sidx), "");
+    LLVMSetAlignment(v, 1);
+  } else {
+    for (unsigned l = 0; l < valid; ++l) {
+      LLVMValueRef e = LLVMBuildLoad2(kb->b, et, hc_kb_gep(kb, it, src, hc_kb_iadd(kb, sidx, hc_kb_i64(kb, l))), "");
+      v = LLVMBuildInsertElement(kb->b, v, e, LLVMConstInt(kb->t_i32, l, 0), "");
+    }
+  }
+  LLVMValueRef stv = LLVMBuildStore(kb->b, v, hc_kb_gep(kb, it, dst, didx));
+  LLVMSetAlignment(stv, 1);
+}
+
 /* The run-time version of pack_panels_f32: one task per panel. Rows of B
  * (b_sn == 1) are copied a vector at a time (masked in the last panel);
  * other layouts element by element. */
@@ -667,6 +694,11 @@ static hx_status_t emit_pack_b(hc_lower_ctx* lc, const hc_node* n, const mm_desc
       LLVMValueRef drow = hc_kb_iadd(&kb, dst, hc_kb_imul(&kb, k, hc_kb_i64(&kb, p->pw)));
       for (int64_t c = 0; c < p->pw; c += 16) {
         int64_t valid = width - c < 0 ? 0 : width - c > 16 ? 16 : width - c;
+        if (d->b_st) {
+          copy_narrow(&kb, d->b_st, B, hc_kb_iadd(&kb, srow, hc_kb_i64(&kb, c)), WS, hc_kb_iadd(&kb, drow, hc_kb_i64(&kb, c)),
+                      (unsigned)valid);
+          continue;
+        }
         LLVMValueRef v = valid ? hc_ukr_load(&kb, d->dt, B, hc_kb_iadd(&kb, srow, hc_kb_i64(&kb, c)), 16, (unsigned)valid)
                                : LLVMConstNull(hc_ukr_vtype(&kb, d->dt, 16));
         hc_ukr_store(&kb, d->dt, WS, hc_kb_iadd(&kb, drow, hc_kb_i64(&kb, c)), v, 16, 16);
@@ -682,14 +714,18 @@ static hx_status_t emit_pack_b(hc_lower_ctx* lc, const hc_node* n, const mm_desc
     LLVMValueRef j = hc_loop_begin(&kb, &jl, hc_kb_i64(&kb, 0), hc_kb_i64(&kb, p->pw), "j");
     LLVMValueRef inb = LLVMBuildICmp(kb.b, LLVMIntSLT, j, width, "");
     LLVMValueRef jj = hc_kb_imin(&kb, j, LLVMBuildSub(kb.b, width, hc_kb_i64(&kb, 1), ""));
-    LLVMValueRef v = hc_kb_load(&kb, d->dt, B, hc_kb_iadd(&kb, srow, hc_kb_imul(&kb, jj, hc_kb_i64(&kb, d->b_sn))));
-    v = LLVMBuildSelect(kb.b, inb, v, hc_kb_const(&kb, d->dt, 0), "");
-    hc_kb_store(&kb, d->dt, WS, hc_kb_iadd(&kb, drow, j), v);
+    /* Narrowed elements are copied in their own type (a float16 or
+     * bfloat16 value survives the round trip through float32 exactly). */
+    hx_dtype_t et = d->b_st ? d->b_st : d->dt;
+    LLVMValueRef v = hc_kb_load(&kb, et, B, hc_kb_iadd(&kb, srow, hc_kb_imul(&kb, jj, hc_kb_i64(&kb, d->b_sn))));
+    v = LLVMBuildSelect(kb.b, inb, v, hc_kb_const(&kb, et, 0), "");
+    hc_kb_store(&kb, et, WS, hc_kb_iadd(&kb, drow, j), v);
     hc_loop_end(&kb, &jl);
     hc_loop_end(&kb, &kl);
   }
   hc_loop_end(&kb, &task);
-  hc_kb_end(&kb, 0, (double)hc_value_nbytes(d->b) + (double)(p->nbmat * p->panels * d->K * p->pw) * 4.0);
+  hc_kb_end(&kb, 0, (double)hc_value_nbytes(d->b) +
+                       (double)(p->nbmat * p->panels * d->K * p->pw) * (double)hx_dtype_size(d->b_st ? d->b_st : d->dt));
   return HX_OK;
 }
 
@@ -704,6 +740,9 @@ typedef struct fast_emit {
   hc_epilogue epi;
   bool scalar_epilogue;
   bool c_seeds;                         /* C starts the accumulators (one slice, alpha = beta = 1) */
+  /* int8 weights: float32 per-channel scales of A (per row) and B (per
+   * column of B matrix bmat), NULL when the operand has none. */
+  LLVMValueRef sa, sb, bmat;
 } fast_emit;
 
 /* Final values of a tile: alpha, beta*C, then the fused ops, stored to Y.
@@ -716,8 +755,17 @@ static void fast_store_final(fast_emit* e, int rows, int nv, unsigned lanes, LLV
   unsigned vl = p->vl;
   LLVMTypeRef vt = hc_ukr_vtype(kb, d->dt, vl);
   bool use_c = d->c && d->beta != 0.0 && !e->c_seeds;
+  /* int8 weights: the sums times the channel scales, before alpha and C. */
+  LLVMValueRef sbv[HC_UKR_MAX_NV] = {0};
+  if (e->sb) {
+    LLVMValueRef s0 = hc_kb_iadd(kb, hc_kb_imul(kb, e->bmat, hc_kb_i64(kb, d->N)), n);
+    for (int v = 0; v < nv; ++v)
+      sbv[v] = hc_ukr_load(kb, HX_DTYPE_FLOAT32, e->sb, hc_kb_iadd(kb, s0, hc_kb_i64(kb, (int64_t)v * vl)), vl,
+                           v == nv - 1 ? lanes : vl);
+  }
   for (int i = 0; i < rows; ++i) {
     LLVMValueRef mi = hc_kb_iadd(kb, m, hc_kb_i64(kb, i));
+    LLVMValueRef sav = e->sa ? hc_kb_splat(kb, hc_kb_load(kb, HX_DTYPE_FLOAT32, e->sa, mi), vl) : NULL;
     LLVMValueRef yrow = hc_kb_iadd(kb, e->y_off, hc_kb_iadd(kb, hc_kb_imul(kb, mi, hc_kb_i64(kb, d->N)), n));
     LLVMValueRef crow = use_c ? hc_kb_imul(kb, mi, hc_kb_i64(kb, d->c_sm)) : NULL;
     LLVMValueRef cs = NULL;
@@ -725,6 +773,8 @@ static void fast_store_final(fast_emit* e, int rows, int nv, unsigned lanes, LLV
     for (int v = 0; v < nv; ++v) {
       unsigned valid = v == nv - 1 ? lanes : vl;
       LLVMValueRef x = acc[i * nv + v];
+      if (sav) x = LLVMBuildFMul(kb->b, x, sav, "");
+      if (sbv[v]) x = LLVMBuildFMul(kb->b, x, sbv[v], "");
       if (d->alpha != 1.0) x = LLVMBuildFMul(kb->b, x, hc_kb_splat(kb, LLVMConstReal(kb->t_f32, d->alpha), vl), "");
       if (use_c) {
         LLVMValueRef cv = cs;
@@ -788,6 +838,8 @@ static void fast_tile(fast_emit* e, int rows, int nv, unsigned lanes, LLVMValueR
   u.b = e->pb;
   u.outer = kcur;
   u.nterms = 1;
+  u.a_st = d->a_st;
+  u.b_st = d->b_st;
   u.a_base = hc_kb_iadd(kb, e->a_off, hc_kb_iadd(kb, hc_kb_imul(kb, m, hc_kb_i64(kb, d->a_sm)), hc_kb_imul(kb, k0, hc_kb_i64(kb, d->a_sk))));
   u.a_outer = d->a_sk;
   for (int i = 0; i < rows; ++i) u.a_row[i] = (int64_t)i * d->a_sm;
@@ -913,7 +965,12 @@ static hx_status_t emit_matmul_fast(hc_lower_ctx* lc, const hc_node* n, const mm
   epilogue_split(d, split);
   HX_RETURN_IF_ERROR(hc_epilogue_begin(&kb, n, split, &e.epi));
   e.scalar_epilogue = e.epi.count > 0 && !hc_epilogue_light(n);
-  e.c_seeds = d->c && d->beta == 1.0 && d->alpha == 1.0 && p.nkb == 1 && (d->c_sn == 0 || d->c_sn == 1);
+  e.c_seeds = d->c && d->beta == 1.0 && d->alpha == 1.0 && p.nkb == 1 && (d->c_sn == 0 || d->c_sn == 1) &&
+              d->a_st != HX_DTYPE_INT8 && d->b_st != HX_DTYPE_INT8;
+  if (d->a_st == HX_DTYPE_INT8)
+    e.sa = LLVMBuildGEP2(kb.b, kb.t_i8, hc_kb_ptr(&kb, d->a), (LLVMValueRef[]){hc_kb_i64(&kb, (int64_t)d->a_scales)}, 1, "");
+  if (d->b_st == HX_DTYPE_INT8)
+    e.sb = LLVMBuildGEP2(kb.b, kb.t_i8, hc_kb_ptr(&kb, d->b), (LLVMValueRef[]){hc_kb_i64(&kb, (int64_t)d->b_scales)}, 1, "");
   hc_ukr_prefer_full_width(&kb);
   if (e.scalar_epilogue) e.tile = hc_kb_alloca(&kb, LLVMArrayType2(kb.t_f32, (uint64_t)(p.mr * p.nr)), "tile");
 
@@ -940,6 +997,7 @@ static hx_status_t emit_matmul_fast(hc_lower_ctx* lc, const hc_node* n, const mm
     }
   }
   e.b_off = p.b_mode == B_DIRECT ? boff : hc_kb_imul(&kb, bmat, hc_kb_i64(&kb, p.panels * d->K * p.pw));
+  e.bmat = bmat;
   e.y_off = hc_kb_imul(&kb, bi, hc_kb_i64(&kb, d->M * d->N));
 
   LLVMValueRef n0 = hc_kb_imul(&kb, nb, hc_kb_i64(&kb, p.nc));
@@ -980,7 +1038,8 @@ static hx_status_t emit_matmul_fast(hc_lower_ctx* lc, const hc_node* n, const mm
   double flops = 2.0 * mnb * (double)d->K + (d->c ? 2.0 * mnb : 0.0) + mnb * hc_epilogue_flops_per_element(n);
   /* Traffic: A once per column block, B once per row block, Y once (plus
    * a read and write per extra reduction slice), C and fused operands. */
-  double bbytes = p.b_mode == B_DIRECT ? (double)hc_value_nbytes(d->b) : (double)(p.nbmat * p.panels * p.pw * d->K) * 4.0;
+  double bbytes = p.b_mode == B_DIRECT ? (double)hc_value_nbytes(d->b)
+                                        : (double)(p.nbmat * p.panels * p.pw * d->K) * (double)hx_dtype_size(d->b_st ? d->b_st : d->dt);
   double bytes = (double)hc_value_nbytes(d->a) * (double)p.nnb + bbytes * (double)p.nmb +
                  (double)hc_value_nbytes(d->y) * (double)(2 * p.nkb - 1) + (d->c ? (double)hc_value_nbytes(d->c) : 0.0) +
                  hc_epilogue_bytes(n);
@@ -993,7 +1052,7 @@ hx_status_t hc_gemm_emit(hc_lower_ctx* lc, const hc_node* n, const hc_mm_desc* d
 uint64_t hc_gemm_workspace(const hc_mm_desc* d) {
   if (b_mode_of(d) != B_WORKSPACE) return 0;
   int64_t pw = hc_pack_panel_width(d->dt);
-  return (uint64_t)(nb_matrices(d) * ((d->N + pw - 1) / pw) * pw * d->K) * hx_dtype_size(d->dt);
+  return (uint64_t)(nb_matrices(d) * ((d->N + pw - 1) / pw) * pw * d->K) * hx_dtype_size(d->b_st ? d->b_st : d->dt);
 }
 
 int hc_pack_panel_width(hx_dtype_t dt) { return dt == HX_DTYPE_FLOAT64 ? 8 : 16; }
@@ -1009,26 +1068,56 @@ bool hc_matmul_fast(const hc_node* n) {
          weight_input(n, 1)->rank >= 2;
 }
 
+/* pack_panels_f32 for elements of es bytes (narrowed weights); `out` is
+ * zeroed. */
+static void pack_panels_bytes(const uint8_t* b, size_t es, int64_t nbmat, int64_t bmat, int64_t K, int64_t N,
+                              int64_t b_sk, int64_t b_sn, int64_t pw, uint8_t* out) {
+  int64_t panels = (N + pw - 1) / pw;
+  for (int64_t m = 0; m < nbmat; ++m)
+    for (int64_t p = 0; p < panels; ++p)
+      for (int64_t k = 0; k < K; ++k)
+        for (int64_t j = 0; j < pw && p * pw + j < N; ++j)
+          memcpy(out + (size_t)(((m * panels + p) * K + k) * pw + j) * es,
+                 b + (size_t)(m * bmat + k * b_sk + (p * pw + j) * b_sn) * es, es);
+}
+
 hx_status_t hc_matmul_prepack(hc_graph* g, hc_node* n, bool* out_done) {
   *out_done = false;
-  if (!hc_matmul_fast(n) || n->packed) return HX_OK;
-  hc_value* b = n->inputs[1];
-  if (b->kind != HC_VALUE_CONST || !b->data) return HX_OK;
+  /* A weight the precision pass narrowed (HC_PACK_PLAIN) is packed in its
+   * element type, from the narrowed copy. */
+  bool narrowed = hc_packed_is(n, 1, HC_PACK_PLAIN);
+  if (!hc_matmul_fast(n) || (n->packed && !narrowed)) return HX_OK;
+  hc_value* src = n->inputs[1];
+  hc_value* b = narrowed ? n->packed->original : src;
+  if (src->kind != HC_VALUE_CONST || !src->data) return HX_OK;
   mm_desc d;
   HX_RETURN_IF_ERROR(node_desc(n, &d));
   /* Only B whose batch is its own dense matrices (what the kernel indexes). */
   int64_t pw = hc_pack_panel_width(d.dt);
   int64_t nbmat = nb_matrices(&d), panels = (d.N + pw - 1) / pw;
   if (nbmat * d.K * d.N != hc_value_numel(b)) return HX_OK;
-  size_t bytes = (size_t)(nbmat * panels * d.K * pw) * sizeof(float);
-  float* data = hc_graph_alloc_data(g, bytes);
+  hx_dtype_t elem = narrowed ? n->packed->elem : d.dt;
+  size_t es = hx_dtype_size(elem);
+  size_t bytes = (size_t)(nbmat * panels * d.K * pw) * es;
+  size_t total = elem == HX_DTYPE_INT8 ? hc_q8_total_bytes(bytes, n->packed->scales_count) : bytes;
+  uint8_t* data = hc_graph_alloc_data(g, total);
   if (!data) return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory packing '%s'", b->name);
-  pack_panels_f32(b->data, nbmat, d.K * d.N, d.K, d.N, d.b_sk, d.b_sn, pw, data);
+  if (!narrowed)
+    pack_panels_f32(b->data, nbmat, d.K * d.N, d.K, d.N, d.b_sk, d.b_sn, pw, (float*)(void*)data);
+  else
+    pack_panels_bytes(src->data, es, nbmat, d.K * d.N, d.K, d.N, d.b_sk, d.b_sn, pw, data);
+  if (elem == HX_DTYPE_INT8)
+    memcpy(data + hc_q8_scales_offset(bytes), (const uint8_t*)src->data + n->packed->scales_offset,
+           (size_t)n->packed->scales_count * 4);
   char name[256];
-  snprintf(name, sizeof name, "%s.panels%d", b->name, (int)pw);
+  snprintf(name, sizeof name, "%s.panels%d", src->name, (int)pw);
   int64_t dims[4] = {nbmat, panels, d.K, pw};
+  int64_t flat[1] = {(int64_t)total};
   hc_value* pv;
-  HX_RETURN_IF_ERROR(hc_graph_add_value(g, name, d.dt, 4, dims, &pv));
+  if (elem == HX_DTYPE_INT8)
+    HX_RETURN_IF_ERROR(hc_graph_add_value(g, name, elem, 1, flat, &pv));
+  else
+    HX_RETURN_IF_ERROR(hc_graph_add_value(g, name, elem, 4, dims, &pv));
   pv->kind = HC_VALUE_CONST;
   pv->data = data;
   hc_packed_input* pk = hc_arena_alloc(&g->arena, sizeof *pk);
@@ -1036,6 +1125,11 @@ hx_status_t hc_matmul_prepack(hc_graph* g, hc_node* n, bool* out_done) {
   pk->input = 1;
   pk->layout = HC_PACK_PANELS;
   pk->original = b;
+  if (narrowed) {
+    pk->elem = elem;
+    pk->scales_count = n->packed->scales_count;
+    pk->scales_offset = elem == HX_DTYPE_INT8 ? hc_q8_scales_offset(bytes) : 0;
+  }
   n->packed = pk;
   n->inputs[1] = pv;
   *out_done = true;
@@ -1099,6 +1193,17 @@ static hx_status_t matmul_shapes(const hc_node* n, mm_desc* d, int* out_rank, in
   return HX_OK;
 }
 
+/* B's packing and storage type from the node's packed record: panels
+ * (compile-time packed) or the original layout, float32 or narrower. */
+static void set_weight_storage(const hc_node* n, mm_desc* d) {
+  d->b_packed = hc_packed_is(n, 1, HC_PACK_PANELS);
+  hx_dtype_t st = hc_packed_elem(n, 1);
+  if (st != d->dt && (st == HX_DTYPE_FLOAT16 || st == HX_DTYPE_BFLOAT16 || st == HX_DTYPE_INT8)) {
+    d->b_st = st;
+    if (st == HX_DTYPE_INT8) d->b_scales = (uint64_t)hc_packed_scales(n, 1);
+  }
+}
+
 /* Element types of A and B: floats, and from opset 9 on 32/64-bit integers. */
 static hx_status_t mm_check_dtype(const hc_node* n) {
   const uint64_t ints = HC_DT(HX_DTYPE_INT32) | HC_DT(HX_DTYPE_INT64) | HC_DT(HX_DTYPE_UINT32) | HC_DT(HX_DTYPE_UINT64);
@@ -1134,7 +1239,7 @@ static hx_status_t matmul_desc(const hc_node* n, mm_desc* d) {
   d->y = n->outputs[0];
   d->alpha = 1.0;
   d->out_rank = rank;
-  d->b_packed = n->packed && n->packed->input == 1;
+  set_weight_storage(n, d);
   bool b_shared = true, a_dense = true;
   for (int i = 0; i < d->batch_rank; ++i) {
     b_shared &= d->b_bs[i] == 0;
@@ -1221,7 +1326,7 @@ static hx_status_t gemm_desc(const hc_node* n, mm_desc* d) {
   d->c = hc_input(n, 2);
   d->y = n->outputs[0];
   d->out_rank = 2;
-  d->b_packed = n->packed && n->packed->input == 1;
+  set_weight_storage(n, d);
   return HX_OK;
 }
 

@@ -34,6 +34,13 @@ typedef struct hc_mm_desc {
   /* Read B in place even when it is large (its rows are not 4 KiB apart,
    * e.g. the image planes of a convolution): saves the packing pass. */
   bool direct_b;
+  /* Reduced-precision weights (passes/precision.c): the storage types of A
+   * and B when narrower than dt (FLOAT16, BFLOAT16, INT8; UNDEFINED = dt).
+   * An INT8 operand carries float32 scales at byte offset *_scales from its
+   * base: B's per column (index bmat * N + n, bmat the B matrix), A's per
+   * row; the kernel multiplies the finished sums by them. */
+  hx_dtype_t a_st, b_st;
+  uint64_t a_scales, b_scales;
 } hc_mm_desc;
 
 /* Emits the fast float32 product of d for node n (fused ops included). */

@@ -59,6 +59,68 @@ void hc_ukr_store(hc_kb* kb, hx_dtype_t dt, LLVMValueRef ptr, LLVMValueRef idx, 
   masked_call(kb, "llvm.masked.store", LLVMTypeOf(v), args, 4);
 }
 
+/* The LLVM element type st is stored as in memory (bfloat16 as i16 bits). */
+static LLVMTypeRef st_elem_type(hc_kb* kb, hx_dtype_t st) {
+  switch (st) {
+    case HX_DTYPE_FLOAT16: return kb->t_f16;
+    case HX_DTYPE_BFLOAT16: return kb->t_i16;
+    case HX_DTYPE_INT8: return kb->t_i8;
+    case HX_DTYPE_FLOAT64: return kb->t_f64;
+    default: return kb->t_f32;
+  }
+}
+
+LLVMValueRef hc_ukr_widen(hc_kb* kb, hx_dtype_t st, LLVMValueRef v) {
+  LLVMTypeRef ty = LLVMTypeOf(v);
+  bool vec = LLVMGetTypeKind(ty) == LLVMVectorTypeKind;
+  unsigned n = vec ? LLVMGetVectorSize(ty) : 1;
+  LLVMTypeRef f = vec ? LLVMVectorType(kb->t_f32, n) : kb->t_f32;
+  switch (st) {
+    case HX_DTYPE_FLOAT16: return LLVMBuildFPExt(kb->b, v, f, "");
+    case HX_DTYPE_INT8: return LLVMBuildSIToFP(kb->b, v, f, "");
+    case HX_DTYPE_BFLOAT16: {
+      /* Exact: the bits become the high half of a float32. An fpext from
+       * bfloat would let the optimiser narrow float32 arithmetic back to
+       * bfloat (see gemm.c's load_elem). */
+      LLVMTypeRef i = vec ? LLVMVectorType(kb->t_i32, n) : kb->t_i32;
+      LLVMValueRef sh = LLVMConstInt(kb->t_i32, 16, 0);
+      LLVMValueRef w = LLVMBuildShl(kb->b, LLVMBuildZExt(kb->b, v, i, ""), vec ? hc_kb_splat(kb, sh, n) : sh, "");
+      return LLVMBuildBitCast(kb->b, w, f, "");
+    }
+    default: return v;
+  }
+}
+
+LLVMValueRef hc_ukr_load_st(hc_kb* kb, hx_dtype_t st, LLVMValueRef ptr, LLVMValueRef idx, unsigned lanes,
+                            unsigned valid) {
+  if (st == HX_DTYPE_UNDEFINED || st == HX_DTYPE_FLOAT32 || st == HX_DTYPE_FLOAT64)
+    return hc_ukr_load(kb, st == HX_DTYPE_FLOAT64 ? st : HX_DTYPE_FLOAT32, ptr, idx, lanes, valid);
+  LLVMTypeRef et = st_elem_type(kb, st);
+  LLVMTypeRef vt = LLVMVectorType(et, lanes);
+  unsigned es = (unsigned)hx_dtype_size(st);
+  LLVMValueRef p = LLVMBuildGEP2(kb->b, et, ptr, &idx, 1, "");
+  LLVMValueRef v;
+  if (valid >= lanes) {
+    v = LLVMBuildLoad2(kb->b, vt, p, "");
+    LLVMSetAlignment(v, es);
+  } else {
+    LLVMValueRef args[4] = {p, LLVMConstInt(kb->t_i32, es, 0), lane_mask(kb, lanes, valid), LLVMConstNull(vt)};
+    v = masked_call(kb, "llvm.masked.load", vt, args, 4);
+  }
+  return hc_ukr_widen(kb, st, v);
+}
+
+LLVMValueRef hc_ukr_broadcast_st(hc_kb* kb, hx_dtype_t st, LLVMValueRef ptr, LLVMValueRef idx, unsigned lanes) {
+  LLVMTypeRef et = st_elem_type(kb, st);
+  LLVMValueRef s = LLVMBuildLoad2(kb->b, et, LLVMBuildGEP2(kb->b, et, ptr, &idx, 1, ""), "");
+  if (lanes == 1) return hc_ukr_widen(kb, st, s);
+  /* float16 and int8 are splat before widening (one vcvtph2ps with an
+   * embedded broadcast on AVX512-FP16, vpbroadcastw/b + one conversion
+   * elsewhere); bfloat16 widens in a general register first. */
+  if (st == HX_DTYPE_FLOAT16 || st == HX_DTYPE_INT8) return hc_ukr_widen(kb, st, hc_kb_splat(kb, s, lanes));
+  return hc_kb_splat(kb, hc_ukr_widen(kb, st, s), lanes);
+}
+
 /* One step of the reduction (outer index o): every term's B vectors, then
  * per row one broadcast and nv FMAs. */
 static void emit_step(hc_kb* kb, const hc_ukr* u, LLVMValueRef a_o, LLVMValueRef b_o, LLVMValueRef* acc) {
@@ -69,12 +131,19 @@ static void emit_step(hc_kb* kb, const hc_ukr* u, LLVMValueRef a_o, LLVMValueRef
     LLVMValueRef bt = hc_kb_iadd(kb, b_o, hc_kb_i64(kb, u->b_term[t]));
     for (int v = 0; v < u->nv; ++v) {
       unsigned valid = v == u->nv - 1 ? u->last_lanes : u->vl;
-      bv[v] = hc_ukr_load(kb, u->dt, u->b, hc_kb_iadd(kb, bt, hc_kb_i64(kb, u->b_vec[v])), u->vl, valid);
+      LLVMValueRef bi = hc_kb_iadd(kb, bt, hc_kb_i64(kb, u->b_vec[v]));
+      bv[v] = u->b_st ? hc_ukr_load_st(kb, u->b_st, u->b, bi, u->vl, valid) : hc_ukr_load(kb, u->dt, u->b, bi, u->vl, valid);
     }
     LLVMValueRef at = hc_kb_iadd(kb, a_o, hc_kb_i64(kb, u->a_term[t]));
     for (int i = 0; i < u->mr; ++i) {
-      LLVMValueRef s = LLVMBuildLoad2(kb->b, st, hc_kb_gep(kb, u->dt, u->a, hc_kb_iadd(kb, at, hc_kb_i64(kb, u->a_row[i]))), "");
-      LLVMValueRef sv = hc_kb_splat(kb, s, u->vl);
+      LLVMValueRef ai = hc_kb_iadd(kb, at, hc_kb_i64(kb, u->a_row[i]));
+      LLVMValueRef sv;
+      if (u->a_st) {
+        sv = hc_ukr_broadcast_st(kb, u->a_st, u->a, ai, u->vl);
+      } else {
+        LLVMValueRef s = LLVMBuildLoad2(kb->b, st, hc_kb_gep(kb, u->dt, u->a, ai), "");
+        sv = hc_kb_splat(kb, s, u->vl);
+      }
       for (int v = 0; v < u->nv; ++v) {
         LLVMValueRef args[3] = {sv, bv[v], acc[i * u->nv + v]};
         acc[i * u->nv + v] = hc_kb_intrinsic(kb, "llvm.fma", vt, args, 3);

@@ -21,7 +21,14 @@
  *   B: b_base + o*b_outer + b_term[t] + b_vec[v]      (v < nv)
  * (b_vec[v] = v*vl for a contiguous row; panel strides for packed panels
  * narrower than the tile).
- * Only float32 and float64 operands are supported (compute = storage type).
+ * Accumulation is in float32 or float64 (dt). Either operand may be stored
+ * in a narrower type (a_st, b_st: reduced-precision weights, see
+ * docs/precision.md): float16, bfloat16 or int8 elements are widened to
+ * float32 in registers right after their load (F16C vcvtph2ps, or the
+ * AVX512-FP16 forms with an embedded broadcast where the target has them;
+ * a 16-bit shift for bfloat16; sign extension and vcvtdq2ps for int8), and
+ * never written back to memory. int8 weights leave the per-channel scale to
+ * the caller, which applies it to the finished sums.
  */
 #ifndef HARNESS_OPS_GEMM_MICROKERNEL_H
 #define HARNESS_OPS_GEMM_MICROKERNEL_H
@@ -47,6 +54,9 @@ typedef struct hc_ukr {
   int64_t a_term[HC_UKR_MAX_TERMS], b_term[HC_UKR_MAX_TERMS];
   int64_t a_row[HC_UKR_MAX_MR];
   int64_t b_vec[HC_UKR_MAX_NV];
+  /* Storage types of A and B elements when they differ from dt (float32
+   * only): FLOAT16, BFLOAT16 or INT8; HX_DTYPE_UNDEFINED = dt. */
+  hx_dtype_t a_st, b_st;
 } hc_ukr;
 
 /* Emits the reduction. acc has mr*nv entries (row-major: acc[i*nv + v]);
@@ -62,6 +72,17 @@ LLVMValueRef hc_ukr_load(hc_kb* kb, hx_dtype_t dt, LLVMValueRef ptr, LLVMValueRe
 /* Stores the first `valid` lanes of v at ptr[idx] (masked below lanes). */
 void hc_ukr_store(hc_kb* kb, hx_dtype_t dt, LLVMValueRef ptr, LLVMValueRef idx, LLVMValueRef v, unsigned lanes,
                   unsigned valid);
+
+/* Widens a scalar or vector of storage type st (FLOAT16, BFLOAT16 as i16
+ * bits, INT8) to float32; other types are returned unchanged. */
+LLVMValueRef hc_ukr_widen(hc_kb* kb, hx_dtype_t st, LLVMValueRef v);
+/* hc_ukr_load for elements stored as st (FLOAT32 or a narrower type of
+ * hc_ukr_widen): a float32 vector of `lanes` lanes, the first `valid` read. */
+LLVMValueRef hc_ukr_load_st(hc_kb* kb, hx_dtype_t st, LLVMValueRef ptr, LLVMValueRef idx, unsigned lanes,
+                            unsigned valid);
+/* One element stored as st at ptr[idx], as float32 broadcast into `lanes`
+ * lanes (lanes = 1: the scalar). */
+LLVMValueRef hc_ukr_broadcast_st(hc_kb* kb, hx_dtype_t st, LLVMValueRef ptr, LLVMValueRef idx, unsigned lanes);
 
 /* Asks LLVM to auto-vectorise the kernel's plain loops (epilogues, packing)
  * at the target's full width: x86 back ends prefer 256-bit vectors by

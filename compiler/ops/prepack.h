@@ -28,4 +28,32 @@ bool hc_conv_fast(const hc_node* n);
 hx_status_t hc_matmul_prepack(hc_graph* g, hc_node* n, bool* out_done);
 hx_status_t hc_conv_prepack(hc_graph* g, hc_node* n, bool* out_done);
 
+/* ---- reduced-precision weights (passes/precision.c) ---------------------- */
+
+/* True when input `input` of n is a packed copy in `layout` (HC_PACK_*). */
+static inline bool hc_packed_is(const hc_node* n, int input, int layout) {
+  return n->packed && n->packed->input == input && n->packed->layout == layout;
+}
+
+/* The element type the kernels read input `input` of n in: a packed copy's
+ * elem when it has one (FLOAT16, BFLOAT16, INT8), else the value's dtype. */
+static inline hx_dtype_t hc_packed_elem(const hc_node* n, int input) {
+  if (n->packed && n->packed->input == input && n->packed->elem != HX_DTYPE_UNDEFINED) return n->packed->elem;
+  return n->inputs[input] ? n->inputs[input]->dtype : HX_DTYPE_UNDEFINED;
+}
+
+/* Byte offset of the INT8 per-channel float32 scales inside input `input`'s
+ * packed copy, or -1 when it has none. */
+static inline int64_t hc_packed_scales(const hc_node* n, int input) {
+  if (hc_packed_elem(n, input) != HX_DTYPE_INT8 || !n->packed || n->packed->input != input) return -1;
+  return (int64_t)n->packed->scales_offset;
+}
+
+/* Layout of a packed INT8 value: `bytes` bytes of quantised weights, then
+ * `count` float32 scales from the next multiple of 64 bytes. */
+static inline uint64_t hc_q8_scales_offset(uint64_t bytes) { return (bytes + 63) / 64 * 64; }
+static inline uint64_t hc_q8_total_bytes(uint64_t bytes, int64_t count) {
+  return hc_q8_scales_offset(bytes) + (uint64_t)count * 4u;
+}
+
 #endif /* HARNESS_OPS_PREPACK_H */

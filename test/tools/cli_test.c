@@ -84,6 +84,16 @@ static void harnessc_emit_kinds(void** state) {
   unlink("/tmp/harness-cli.o");
   assert_int_equal(run("harnessc", "%s -o - --emit bogus", m), 1);
   assert_output_has("unknown --emit");
+  /* Parallel-group policies: accepted, reported in the plan; bad values are
+   * usage errors. */
+  assert_int_equal(run("harnessc", "%s -o - --emit memplan --no-parallel-groups", m), 0);
+  assert_output_has("\"parallel_groups\":\t0");
+  assert_int_equal(run("harnessc", "%s -o - --emit memplan --parallel-groups all --threads-hint 8", m), 0);
+  assert_output_has("\"parallel_groups_declined\":\t0");
+  assert_int_equal(run("harnessc", "%s -o - --emit memplan --parallel-groups some", m), 2);
+  assert_output_has("--parallel-groups expects auto, all or none");
+  assert_int_equal(run("harnessc", "%s -o - --emit memplan --threads-hint 0", m), 2);
+  assert_output_has("--threads-hint expects");
   assert_int_equal(run("harnessc", "%s -o /tmp/harness-cli.so --print-after shape-inference --time-passes -v", m), 0);
   assert_output_has("IR after shape-inference");
   assert_output_has("time: memory-plan");

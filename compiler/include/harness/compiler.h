@@ -34,7 +34,26 @@ typedef struct hc_compile_options {
   int time_passes;
   int verbose;
   FILE* log;                /* diagnostics (default stderr) */
+  /* --parallel-groups (--no-parallel-groups = none): which sets of
+   * independent branches run as concurrent lanes (HC_PARALLEL_GROUPS_*).
+   * --threads-hint N: the run-time thread count the choice assumes (0 = 4).
+   * See docs/memory.md. */
+  int parallel_groups;
+  int threads_hint;
+  /* --precision: element type of the Conv/Gemm/MatMul weights in the
+   * artifact: "fp32" (default, NULL = fp32), "fp16", "bf16", "mixed" or
+   * "int8-weights" (docs/precision.md). --keep-fp32: comma-separated op
+   * types or node names whose weights stay float32. */
+  const char* precision;
+  const char* keep_fp32;
 } hc_compile_options;
+
+/* hc_compile_options.parallel_groups. */
+enum {
+  HC_PARALLEL_GROUPS_AUTO = 0, /* a group where it saves more latency than it adds memory (default) */
+  HC_PARALLEL_GROUPS_ALL = 1,  /* every set of independent branches is a group */
+  HC_PARALLEL_GROUPS_NONE = 2, /* no groups: every kernel runs on its own */
+};
 
 /* Fills defaults (native target, -O3, emit lib, log stderr). */
 void hc_compile_options_init(hc_compile_options* opts);

@@ -1,0 +1,327 @@
+/* Weight precision policy (harnessc --precision, --keep-fp32; see
+ * docs/precision.md).
+ *
+ * Activations, accumulators and every op's arithmetic stay float32; what
+ * changes is how the constant weights of Conv, Gemm and MatMul are stored in
+ * the artifact. For each such node whose kernel is one of the register-tiled
+ * ones (hc_conv_fast / hc_matmul_fast: those read narrow weights, widening
+ * them in registers), the weight is replaced by a copy in the policy's
+ * element type, recorded as an hc_packed_input with layout HC_PACK_PLAIN
+ * (same shape and order, the original kept for its shape); pack-weights
+ * (-O2 and above) then rearranges that copy into panels of the same element
+ * type. Everything else stays float32: the numerically sensitive ops
+ * (Softmax, LayerNormalization, BatchNormalization statistics, reductions,
+ * Exp/Log...) read no narrowed data, and their constants (gamma, beta,
+ * biases) are not touched.
+ *
+ *  - fp16: float16, rounded to nearest even. A tensor with a value float16
+ *    cannot hold (|w| >= 65520 rounds to infinity) stays float32.
+ *  - bf16: bfloat16, rounded to nearest even (float32's range, 8-bit
+ *    significand).
+ *  - mixed: float16 where it represents the tensor well, float32 elsewhere:
+ *    besides overflow, a tensor with more than 1% of its non-zero values
+ *    below float16's normal range (2^-14, where the relative precision
+ *    drops) stays float32.
+ *  - int8-weights: symmetric int8 per output channel, scale = max|w| / 127,
+ *    q = round-half-even(w / scale) in [-127, 127]; the scales (float32, one
+ *    per output channel) follow the int8 data in the same constant. The
+ *    kernels convert q to float32 in registers and apply the scale to the
+ *    finished sums (sum_k x*q*s = s * sum_k x*q).
+ *
+ * --keep-fp32 lists op types (Conv, Gemm, MatMul) or node names whose
+ * weights stay float32. A weight shared by several nodes is converted once
+ * per element type and channel order. Subgraph bodies (If/Loop/Scan) are
+ * left alone.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compiler/ops/op.h"
+#include "compiler/ops/prepack.h"
+#include "passes/pass.h"
+
+extern const hc_op_desc hc_op_conv, hc_op_gemm, hc_op_matmul;
+
+static const struct {
+  const char* name;
+  int value;
+} k_precisions[] = {
+    {"fp32", HC_PRECISION_FP32},
+    {"fp16", HC_PRECISION_FP16},
+    {"bf16", HC_PRECISION_BF16},
+    {"mixed", HC_PRECISION_MIXED},
+    {"int8-weights", HC_PRECISION_INT8_WEIGHTS},
+};
+
+hx_status_t hc_precision_parse(const char* name, int* out) {
+  for (size_t i = 0; i < sizeof k_precisions / sizeof k_precisions[0]; ++i)
+    if (!strcmp(name, k_precisions[i].name)) {
+      *out = k_precisions[i].value;
+      return HX_OK;
+    }
+  return hx_status_make(HX_STATUS_INVALID_ARGUMENT,
+                        "unknown --precision '%s' (expected fp32, fp16, bf16, mixed or int8-weights)", name);
+}
+
+const char* hc_precision_name(int precision) {
+  for (size_t i = 0; i < sizeof k_precisions / sizeof k_precisions[0]; ++i)
+    if (k_precisions[i].value == precision) return k_precisions[i].name;
+  return "?";
+}
+
+/* ---- element conversions ---------------------------------------------------- */
+
+/* float32 -> float16 bits, round to nearest even (infinity past 65504, NaN kept). */
+static uint16_t f32_to_f16(float f) {
+  uint32_t x;
+  memcpy(&x, &f, 4);
+  uint16_t sign = (uint16_t)((x >> 16) & 0x8000u);
+  uint32_t ax = x & 0x7FFFFFFFu;
+  if (ax > 0x7F800000u) return (uint16_t)(sign | 0x7E00u);
+  if (ax >= 0x477FF000u) return (uint16_t)(sign | 0x7C00u); /* >= 65520 (and infinity) */
+  if (ax < 0x38800000u) {
+    /* Below 2^-14: a subnormal multiple of 2^-24 (exact scaling, then the
+     * default rounding mode, to nearest even). */
+    float a;
+    memcpy(&a, &ax, 4);
+    return (uint16_t)(sign | (uint16_t)lrintf(a * 16777216.0f));
+  }
+  uint32_t r = ax - 0x38000000u; /* rebias the exponent (127 - 15) */
+  r += 0xFFFu + ((r >> 13) & 1u);
+  return (uint16_t)(sign | (uint16_t)(r >> 13));
+}
+
+/* float32 -> bfloat16 bits, round to nearest even (NaN kept quiet). */
+static uint16_t f32_to_bf16(float f) {
+  uint32_t x;
+  memcpy(&x, &f, 4);
+  if ((x & 0x7FFFFFFFu) > 0x7F800000u) return (uint16_t)((x >> 16) | 0x40u);
+  x += 0x7FFFu + ((x >> 16) & 1u);
+  return (uint16_t)(x >> 16);
+}
+
+/* ---- which weights, and their output channels -------------------------------- */
+
+/* How an element index of the weight maps to its output channel (the
+ * scale index the kernels use). */
+typedef struct chan_map {
+  int kind;          /* 0 conv (index / per), 1 column (index % N), 2 row (index / K), 3 matmul */
+  int64_t per, N, K; /* as the kind needs */
+  int64_t count;     /* channels */
+} chan_map;
+
+static int64_t chan_of(const chan_map* c, int64_t i) {
+  switch (c->kind) {
+    case 0: return i / c->per;
+    case 1: return i % c->N;
+    case 2: return i / c->K;
+    default: return i / (c->K * c->N) * c->N + i % c->N;
+  }
+}
+
+/* The node's constant float32 weight (input 1) when the policy may narrow
+ * it, with its channel map; NULL otherwise. */
+static hc_value* eligible_weight(const hc_node* n, chan_map* c) {
+  if (n->dead || n->packed || n->num_inputs < 2) return NULL;
+  hc_value* w = n->inputs[1];
+  if (!w || w->kind != HC_VALUE_CONST || !w->data || w->dtype != HX_DTYPE_FLOAT32 || hc_value_numel(w) == 0)
+    return NULL;
+  memset(c, 0, sizeof *c);
+  int64_t numel = hc_value_numel(w);
+  if (n->op == &hc_op_conv) {
+    if (!hc_conv_fast(n) || w->rank < 3 || w->dims[0] < 1) return NULL;
+    c->kind = 0;
+    c->count = w->dims[0];
+    c->per = numel / c->count;
+    return w;
+  }
+  if (n->op != &hc_op_gemm && n->op != &hc_op_matmul) return NULL;
+  if (!hc_matmul_fast(n) || w->rank < 2) return NULL;
+  int64_t d0 = w->dims[w->rank - 2], d1 = w->dims[w->rank - 1];
+  if (d0 < 1 || d1 < 1) return NULL;
+  if (n->op == &hc_op_gemm) {
+    if (hc_attr_int(n, "transB", 0)) {
+      c->kind = 2;
+      c->K = d1;
+      c->count = d0;
+    } else {
+      c->kind = 1;
+      c->N = d1;
+      c->count = d1;
+    }
+    return w;
+  }
+  c->kind = 3;
+  c->K = d0;
+  c->N = d1;
+  c->count = numel / d0;
+  return w;
+}
+
+/* Whether the keep list (comma-separated) names the node or its op type. */
+static bool kept(const char* list, const hc_node* n) {
+  if (!list) return false;
+  const char* p = list;
+  while (*p) {
+    const char* e = strchr(p, ',');
+    size_t len = e ? (size_t)(e - p) : strlen(p);
+    if (len && ((strlen(n->op_type) == len && !strncmp(n->op_type, p, len)) ||
+                (n->name && strlen(n->name) == len && !strncmp(n->name, p, len))))
+      return true;
+    p += len + (e ? 1 : 0);
+  }
+  return false;
+}
+
+/* Why float16 would damage a tensor (NULL = it would not): a value past its
+ * range, or (mixed) many values below its normal range. */
+static const char* f16_damage(const float* w, int64_t n, bool strict) {
+  int64_t tiny = 0, nonzero = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    float a = fabsf(w[i]);
+    if (!(a < 65520.0f)) return "values beyond float16's range";
+    if (a != 0.0f) {
+      ++nonzero;
+      if (a < 6.103515625e-05f) ++tiny;
+    }
+  }
+  if (strict && tiny * 100 > nonzero) return "more than 1% of its values below float16's normal range";
+  return NULL;
+}
+
+/* ---- conversion -------------------------------------------------------------- */
+
+/* A converted weight, shared by every node that reads the same original with
+ * the same element type and channel map. */
+typedef struct converted {
+  const hc_value* original;
+  hx_dtype_t elem;
+  chan_map chan;
+  hc_value* value;
+  uint64_t scales_offset;
+} converted;
+
+/* Makes the narrowed copy of w (elem, per chan for INT8). */
+static hx_status_t convert(hc_graph* g, const hc_value* w, hx_dtype_t elem, const chan_map* chan, converted* out) {
+  int64_t n = hc_value_numel(w);
+  const float* src = w->data;
+  char name[512];
+  const char* suffix = elem == HX_DTYPE_FLOAT16 ? "fp16" : elem == HX_DTYPE_BFLOAT16 ? "bf16" : "int8";
+  snprintf(name, sizeof name, "%s.%s", w->name, suffix);
+  hc_value* v;
+  out->scales_offset = 0;
+  if (elem != HX_DTYPE_INT8) {
+    HX_RETURN_IF_ERROR(hc_graph_add_value(g, name, elem, w->rank, w->dims, &v));
+    uint16_t* d = hc_graph_alloc_data(g, (size_t)n * 2);
+    if (!d) return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory converting '%s'", w->name);
+    for (int64_t i = 0; i < n; ++i) d[i] = elem == HX_DTYPE_FLOAT16 ? f32_to_f16(src[i]) : f32_to_bf16(src[i]);
+    v->data = d;
+  } else {
+    uint64_t total = hc_q8_total_bytes((uint64_t)n, chan->count);
+    int64_t dims[1] = {(int64_t)total};
+    HX_RETURN_IF_ERROR(hc_graph_add_value(g, name, HX_DTYPE_INT8, 1, dims, &v));
+    int8_t* d = hc_graph_alloc_data(g, (size_t)total);
+    double* amax = calloc((size_t)chan->count, sizeof(double));
+    if (!d || !amax) {
+      free(amax);
+      return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory converting '%s'", w->name);
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      double a = fabs((double)src[i]);
+      int64_t c = chan_of(chan, i);
+      if (a > amax[c]) amax[c] = a;
+    }
+    out->scales_offset = hc_q8_scales_offset((uint64_t)n);
+    float* scales = (float*)(void*)(d + out->scales_offset);
+    for (int64_t c = 0; c < chan->count; ++c) scales[c] = amax[c] > 0 && isfinite(amax[c]) ? (float)(amax[c] / 127.0) : 1.0f;
+    for (int64_t i = 0; i < n; ++i) {
+      double q = nearbyint((double)src[i] / (double)scales[chan_of(chan, i)]);
+      d[i] = (int8_t)(q > 127 ? 127 : q < -127 ? -127 : q);
+    }
+    free(amax);
+    v->data = d;
+  }
+  v->kind = HC_VALUE_CONST;
+  out->original = w;
+  out->elem = elem;
+  out->chan = *chan;
+  out->value = v;
+  return HX_OK;
+}
+
+static hx_status_t run_precision(hc_pass_ctx* ctx, hc_graph* g) {
+  ctx->precision_converted = 0;
+  ctx->precision_bytes_before = ctx->precision_bytes_after = 0;
+  if (ctx->precision == HC_PRECISION_FP32) return HX_OK;
+  hx_dtype_t elem = ctx->precision == HC_PRECISION_BF16           ? HX_DTYPE_BFLOAT16
+                    : ctx->precision == HC_PRECISION_INT8_WEIGHTS ? HX_DTYPE_INT8
+                                                                  : HX_DTYPE_FLOAT16;
+  converted* done = NULL;
+  int ndone = 0, cap = 0, kept_count = 0;
+  hx_status_t st = HX_OK;
+  for (int i = 0; st == HX_OK && i < g->num_nodes; ++i) {
+    hc_node* n = g->nodes[i];
+    chan_map chan;
+    hc_value* w = eligible_weight(n, &chan);
+    if (!w) continue;
+    if (kept(ctx->keep_fp32, n)) {
+      ++kept_count;
+      continue;
+    }
+    if (elem == HX_DTYPE_FLOAT16) {
+      const char* why = f16_damage(w->data, hc_value_numel(w), ctx->precision == HC_PRECISION_MIXED);
+      if (why) {
+        ++kept_count;
+        if (ctx->verbose && ctx->log) fprintf(ctx->log, "precision: '%s' stays float32 (%s)\n", n->name, why);
+        continue;
+      }
+    }
+    converted* c = NULL;
+    for (int k = 0; k < ndone && !c; ++k)
+      if (done[k].original == w && done[k].elem == elem && !memcmp(&done[k].chan, &chan, sizeof chan)) c = &done[k];
+    if (!c) {
+      if (ndone == cap) {
+        cap = cap ? 2 * cap : 16;
+        converted* grown = realloc(done, sizeof *done * (size_t)cap);
+        if (!grown) {
+          st = hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory in precision");
+          break;
+        }
+        done = grown;
+      }
+      c = &done[ndone];
+      memset(c, 0, sizeof *c);
+      st = convert(g, w, elem, &chan, c);
+      if (st != HX_OK) break;
+      ++ndone;
+      ctx->precision_bytes_before += hc_value_nbytes(w);
+      ctx->precision_bytes_after += hc_value_nbytes(c->value);
+    }
+    hc_packed_input* pk = hc_arena_alloc(&g->arena, sizeof *pk);
+    if (!pk) {
+      st = hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory in precision");
+      break;
+    }
+    pk->input = 1;
+    pk->layout = HC_PACK_PLAIN;
+    pk->original = w;
+    pk->elem = elem;
+    pk->scales_offset = c->scales_offset;
+    pk->scales_count = elem == HX_DTYPE_INT8 ? chan.count : 0;
+    n->packed = pk;
+    hc_node_set_input(n, 1, c->value);
+    ++ctx->precision_converted;
+  }
+  free(done);
+  if (st == HX_OK && ctx->verbose && ctx->log)
+    fprintf(ctx->log, "precision: %s: %d weights narrowed (%llu -> %llu bytes), %d kept float32\n",
+            hc_precision_name(ctx->precision), ctx->precision_converted,
+            (unsigned long long)ctx->precision_bytes_before, (unsigned long long)ctx->precision_bytes_after,
+            kept_count);
+  return st;
+}
+
+const hc_pass hc_pass_precision = {"precision", "store Conv/Gemm/MatMul weights in the --precision element type",
+                                   run_precision};
