@@ -1203,7 +1203,7 @@ static void plan_pixels(const hc_lower_ctx* lc, const conv_plan* p, const flat_p
   /* Narrowed weights (the broadcast rows): wider tiles widen fewer. */
   static const int k512w[][2] = {{4, 6}, {3, 7}, {2, 8}, {4, 5}, {5, 4}, {6, 4}, {0, 0}};
   static const int k256w[][2] = {{4, 3}, {6, 2}, {5, 2}, {3, 3}, {0, 0}};
-  int wc = getenv("HX_OLDTILE") ? 0 : widen_cost(p->wt);
+  int wc = widen_cost(p->wt);
   int mr = 6, nv = regs == 32 ? 4 : 2;
   {
     double best = 1e300;

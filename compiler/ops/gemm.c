@@ -562,7 +562,7 @@ static void plan_fast(const hc_lower_ctx* lc, const mm_desc* d, fast_plan* p) {
   p->pw = hc_pack_panel_width(d->dt);
   int64_t nvec = (d->N + p->vl - 1) / p->vl;
   int mr = regs == 32 ? 6 : 6, nv = regs == 32 ? 4 : 2;
-  if (d->a_st && !getenv("HX_OLDTILE")) {
+  if (d->a_st) {
     /* Narrowed A (a convolution's weights): every broadcast is widened on
      * the FMA ports, so fewer, wider rows spend fewer conversions per FMA
      * (4 x 6 on AVX-512; AVX2 has no wider tile that fits its registers). */
