@@ -11,12 +11,14 @@
  *  2. Levels. A chain's level is one more than the highest level of the
  *     chains its head reads from. Chains on one level cannot reach each other
  *     (a path would raise the level), so they are independent.
- *  3. Groups. Nodes are ordered by (level, chain, position in chain). A level
- *     with two or more chains that emit code is a candidate parallel group
- *     with one lane per chain; a level with a single chain stays plain
- *     sequential steps, so linear networks keep their memory plan and
- *     schedule.
- *  4. Memory-aware choice. A candidate becomes a group unless it costs more
+ *  3. Order. Nodes are ordered by (level, chain, position in chain), the
+ *     chains of a level (up to five) in the order that keeps the fewest
+ *     bytes live when they run one after another (order_level_chains).
+ *  4. Groups. A level with two or more chains that emit code is a
+ *     candidate parallel group with one lane per chain; a level with a
+ *     single chain stays plain sequential steps, so linear networks keep
+ *     their memory plan and schedule.
+ *  5. Memory-aware choice. A candidate becomes a group unless it costs more
  *     memory than it saves time (see decide_group): running lanes at the same
  *     time keeps every lane's tensors live together, which can raise the
  *     arena's peak, while on few threads lanes of well-parallelised kernels
