@@ -251,6 +251,9 @@ def inplace_residual_cases(root):
         "dw3x3": (32, (20, 20), 32, 3, 1, 32),
         "pix1d": (16, (200,), 24, 5, 2, 1),
     }
+    # Relu is a light epilogue (vector stores); Tanh a heavy one (a stack
+    # tile, then element by element).
+    acts = {"": ("Relu", lambda v: np.maximum(v, 0)), "_tanh": ("Tanh", np.tanh)}
     for sname, (C, sp, M, k, p, g) in shapes.items():
         nd = 2 + len(sp)
         x = randf(1, C, *sp)
@@ -260,13 +263,17 @@ def inplace_residual_cases(root):
         fwd, back = perm_to(nd)
         r = randf(*c.shape)
         rt = np.ascontiguousarray(r.transpose(fwd))
-        y = np.maximum(c + r, 0).transpose(fwd).astype(np.float32)
-        nodes = [helper.make_node("Transpose", ["rt"], ["r"], perm=back),
-                 helper.make_node("Conv", ["x", "W", "B"], ["c"], kernel_shape=[k] * len(sp), pads=[p] * (2 * len(sp)),
-                                  group=g),
-                 helper.make_node("Add", ["c", "r"], ["a"]), helper.make_node("Relu", ["a"], ["h"]),
-                 helper.make_node("Transpose", ["h"], ["y"], perm=fwd)]
-        write_case(root, f"inplace_res_conv_{sname}", nodes, [("x", x), ("rt", rt)], [("y", y)], [("W", w), ("B", b)])
+        for aname, (act, fn) in acts.items():
+            if aname and sname not in ("gemm1x1", "pix3x3", "pix3x3_valid", "chan3x3", "dw3x3"):
+                continue
+            y = fn(c + r).transpose(fwd).astype(np.float32)
+            nodes = [helper.make_node("Transpose", ["rt"], ["r"], perm=back),
+                     helper.make_node("Conv", ["x", "W", "B"], ["c"], kernel_shape=[k] * len(sp),
+                                      pads=[p] * (2 * len(sp)), group=g),
+                     helper.make_node("Add", ["c", "r"], ["a"]), helper.make_node(act, ["a"], ["h"]),
+                     helper.make_node("Transpose", ["h"], ["y"], perm=fwd)]
+            write_case(root, f"inplace_res_conv_{sname}{aname}", nodes, [("x", x), ("rt", rt)], [("y", y)],
+                       [("W", w), ("B", b)])
     # The residual is also the convolution's input (it must not be overwritten).
     xt = randf(1, 20, 20, 64)
     x = np.ascontiguousarray(xt.transpose(0, 3, 1, 2))
@@ -289,11 +296,14 @@ def inplace_residual_cases(root):
         r = randf(M, N)
         prod = (helper.make_node("Gemm", ["x", "Bm", "bias"], ["c"]) if gemm
                 else helper.make_node("MatMul", ["x", "Bm"], ["c"]))
-        nodes = [helper.make_node("Transpose", ["rt"], ["r"], perm=[1, 0]), prod,
-                 helper.make_node("Add", ["c", "r"], ["a"]), helper.make_node("Relu", ["a"], ["h"]),
-                 helper.make_node("Transpose", ["h"], ["y"], perm=[1, 0])]
-        write_case(root, f"inplace_res_{mname}", nodes, [("x", a), ("rt", np.ascontiguousarray(r.T))],
-                   [("y", np.maximum(c + r, 0).T.astype(np.float32))], [("Bm", bm)] + ([("bias", bias)] if gemm else []))
+        for aname, (act, fn) in acts.items():
+            if aname and mname != "gemm":
+                continue
+            nodes = [helper.make_node("Transpose", ["rt"], ["r"], perm=[1, 0]), prod,
+                     helper.make_node("Add", ["c", "r"], ["a"]), helper.make_node(act, ["a"], ["h"]),
+                     helper.make_node("Transpose", ["h"], ["y"], perm=[1, 0])]
+            write_case(root, f"inplace_res_{mname}{aname}", nodes, [("x", a), ("rt", np.ascontiguousarray(r.T))],
+                       [("y", fn(c + r).T.astype(np.float32))], [("Bm", bm)] + ([("bias", bias)] if gemm else []))
 
 
 def main():
