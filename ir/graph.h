@@ -174,6 +174,10 @@ typedef struct hc_node {
    * in the arena by memory planning. */
   uint64_t workspace_bytes;
   uint64_t workspace_offset;
+  /* Bit k set: the kernels this node is lowered to (for the compilation
+   * target) may write output 0 over input k (hc_op_desc.inplace_input).
+   * Set by memory planning before it plans; 0 elsewhere. */
+  uint32_t inplace_inputs;
   /* Parallel group from the scheduling pass: consecutive nodes with the same
    * group > 0 are one group, in which nodes of different lanes are
    * independent and may run concurrently (nodes of one lane run in order).

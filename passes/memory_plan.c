@@ -25,8 +25,10 @@
  * schedule), first becomes the group's first step.
  *
  * In place. A node whose kernel allows it (hc_memory_plan_inplace_ok:
- * element-wise ops of the shared generator, ops flagged HC_OP_INPLACE_OK)
- * writes its output over an input of the same size when that input is an
+ * element-wise ops of the shared generator, ops flagged HC_OP_INPLACE_OK,
+ * and Conv/Gemm/MatMul over a residual operand of their fused epilogue
+ * where hc_op_desc.inplace_input says their kernel plan for the target
+ * allows it, recorded in hc_node.inplace_inputs) writes its output over an input of the same size when that input is an
  * arena tensor it reads last and that no concurrently running lane reads.
  * Such outputs join their input's chain, and a chain is placed as one block
  * whose lifetime is the union of its members'.
@@ -229,7 +231,10 @@ bool hc_memory_plan_inplace_ok(const hc_node* n, int input) {
   /* The shared generator computes out[i] from operand elements at index i
    * (broadcast ones excepted) and stores it after loading them. */
   bool generator = (op->flags & HC_OP_ELEMENTWISE) && op->scalar && !op->lower && n->num_fused == 0;
-  if (!generator && !(op->flags & HC_OP_INPLACE_OK)) return false;
+  /* A kernel with its own plan said so for this input and target
+   * (hc_op_desc.inplace_input, recorded when planning). */
+  bool kernel = op->inplace_input && input < 32 && (n->inplace_inputs & (1u << input));
+  if (!generator && !kernel && !(op->flags & HC_OP_INPLACE_OK)) return false;
   for (int j = 1; j < n->num_outputs; ++j)
     if (n->outputs[j]) return false;
   const hc_value* out = n->outputs[0];
@@ -699,6 +704,15 @@ static hx_status_t run_memory_plan(hc_pass_ctx* ctx, hc_graph* g) {
     }
   }
   ctx->weights_bytes = wbytes;
+  /* Which epilogue operands each kernel, as lowered for this target, may
+   * overwrite (views are known now: the op compares storage roots). */
+  for (int s = 0; s < g->num_nodes; ++s) {
+    hc_node* n = g->nodes[s];
+    n->inplace_inputs = 0;
+    if (!n->op->inplace_input || ctx->memplan_no_inplace) continue;
+    for (int k = 0; k < n->num_inputs && k < 32; ++k)
+      if (n->inputs[k] && n->op->inplace_input(ctx->target, n, k)) n->inplace_inputs |= 1u << k;
+  }
 
   liveness L;
   HX_RETURN_IF_ERROR(liveness_compute(g, &L));

@@ -149,8 +149,12 @@ hx_status_t hc_memory_plan_verify(const hc_graph* g, uint64_t arena_bytes);
 
 /* Whether node n's kernel may write its output 0 over its input `input`
  * (the op allows it and the two have the same element count and element
- * size). Only the op and shapes are checked: the planner and the verifier
- * add that the input must be an arena tensor whose last reader is n. */
+ * size). Element-wise kernels of the shared generator and ops flagged
+ * HC_OP_INPLACE_OK always may; ops with hc_op_desc.inplace_input (Conv,
+ * Gemm, MatMul over a residual of their fused epilogue) as memory planning
+ * recorded it for the target in n->inplace_inputs. Only the op and shapes
+ * are checked: the planner and the verifier add that the input must be an
+ * arena tensor whose last reader is n. */
 bool hc_memory_plan_inplace_ok(const hc_node* n, int input);
 
 /* For an arena tensor the planner wrote over one of its producer's inputs,

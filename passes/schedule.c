@@ -11,12 +11,14 @@
  *  2. Levels. A chain's level is one more than the highest level of the
  *     chains its head reads from. Chains on one level cannot reach each other
  *     (a path would raise the level), so they are independent.
- *  3. Groups. Nodes are ordered by (level, chain, position in chain). A level
- *     with two or more chains that emit code is a candidate parallel group
- *     with one lane per chain; a level with a single chain stays plain
- *     sequential steps, so linear networks keep their memory plan and
- *     schedule.
- *  4. Memory-aware choice. A candidate becomes a group unless it costs more
+ *  3. Order. Nodes are ordered by (level, chain, position in chain), the
+ *     chains of a level (up to five) in the order that keeps the fewest
+ *     bytes live when they run one after another (order_level_chains).
+ *  4. Groups. A level with two or more chains that emit code is a
+ *     candidate parallel group with one lane per chain; a level with a
+ *     single chain stays plain sequential steps, so linear networks keep
+ *     their memory plan and schedule.
+ *  5. Memory-aware choice. A candidate becomes a group unless it costs more
  *     memory than it saves time (see decide_group): running lanes at the same
  *     time keeps every lane's tensors live together, which can raise the
  *     arena's peak, while on few threads lanes of well-parallelised kernels
@@ -308,6 +310,184 @@ static bool decide_group(const sched_est* e, int s, int end, double* out_gain, d
   return cost <= HC_SCHED_FREE_MEMORY || gain >= cost;
 }
 
+/* ---- memory-aware order of the chains of a level ------------------------- */
+
+/* Scratch for order_level_chains, indexed by node id (positions in the graph
+ * before reordering) or by value id. */
+typedef struct chain_order {
+  const hc_graph* g;
+  sched_key* keys;
+  int* kpos;          /* node id -> position in the sorted order */
+  int* wpos;          /* node id -> position in the candidate order of the window */
+  int* root;          /* value id -> storage root id */
+  uint64_t* size;     /* value id -> arena bytes of a root (0: not an arena tensor) */
+  int* maxpos;        /* root id -> last reader's position in the sorted order */
+  uint64_t* ws;       /* node id -> workspace bytes */
+  int *last, *stamp;  /* root id -> last reader in the window; evaluation stamp */
+  int cur;
+  int64_t* delta;     /* window steps + 1 */
+  sched_key* tmp;     /* window keys */
+} chain_order;
+
+/* Most bytes live at one step of window [s, e) run serially with its chains
+ * (spans start[c], len[c] of keys) in order perm: tensors the window's nodes
+ * produce or read, from their producer (or the window's start) to their last
+ * reader in the window (or its end when read later), plus each step's
+ * workspace. Tensors that only cross the window add the same to every order
+ * and are left out. */
+static uint64_t window_peak(chain_order* o, int s, int e, const int* start, const int* len, const int* perm, int k) {
+  int t = s;
+  for (int c = 0; c < k; ++c)
+    for (int i = 0; i < len[perm[c]]; ++i) o->wpos[o->keys[start[perm[c]] + i].node->id] = t++;
+  int stamp = ++o->cur;
+  for (int i = s; i < e; ++i) {
+    const hc_node* nd = o->keys[i].node;
+    for (int j = 0; j < nd->num_inputs; ++j) {
+      if (!nd->inputs[j]) continue;
+      int r = o->root[nd->inputs[j]->id];
+      if (!o->size[r]) continue;
+      if (o->stamp[r] != stamp) o->stamp[r] = stamp, o->last[r] = -1;
+      if (o->wpos[nd->id] > o->last[r]) o->last[r] = o->wpos[nd->id];
+    }
+  }
+  memset(o->delta, 0, sizeof(int64_t) * (size_t)(e - s + 1));
+  stamp = ++o->cur;
+  for (int i = s; i < e; ++i) {
+    const hc_node* nd = o->keys[i].node;
+    o->delta[o->wpos[nd->id] - s] += (int64_t)o->ws[nd->id];
+    o->delta[o->wpos[nd->id] - s + 1] -= (int64_t)o->ws[nd->id];
+    for (int io = 0; io < nd->num_inputs + nd->num_outputs; ++io) {
+      const hc_value* v = io < nd->num_inputs ? nd->inputs[io] : nd->outputs[io - nd->num_inputs];
+      if (!v) continue;
+      int r = o->root[v->id];
+      if (!o->size[r] || o->stamp[r] == stamp) continue;
+      const hc_node* p = o->g->values[r]->producer;
+      bool inside = p && o->kpos[p->id] >= s && o->kpos[p->id] < e;
+      if (io >= nd->num_inputs && !inside) continue; /* a view's output: its root is an input */
+      int f = inside ? o->wpos[p->id] : s;
+      int l = o->maxpos[r] >= e ? e - 1 : (o->stamp[r] == stamp - 1 && o->last[r] >= f ? o->last[r] : f);
+      o->stamp[r] = stamp;
+      o->delta[f - s] += (int64_t)o->size[r];
+      o->delta[l - s + 1] -= (int64_t)o->size[r];
+    }
+  }
+  int64_t live = 0;
+  uint64_t peak = 0;
+  for (int i = 0; i < e - s; ++i) {
+    live += o->delta[i];
+    if ((uint64_t)live > peak) peak = (uint64_t)live;
+  }
+  return peak;
+}
+
+/* Next permutation of p[0..k) in lexicographic order; false after the last. */
+static bool next_perm(int* p, int k) {
+  int i = k - 2;
+  while (i >= 0 && p[i] >= p[i + 1]) --i;
+  if (i < 0) return false;
+  int j = k - 1;
+  while (p[j] <= p[i]) --j;
+  int x = p[i];
+  p[i] = p[j];
+  p[j] = x;
+  for (int a = i + 1, b = k - 1; a < b; ++a, --b) x = p[a], p[a] = p[b], p[b] = x;
+  return true;
+}
+
+#define HC_SCHED_MAX_PERMUTED_CHAINS 5
+
+/* Within each level of several chains (at most HC_SCHED_MAX_PERMUTED_CHAINS),
+ * puts the chains in the order whose serial run keeps the fewest bytes live
+ * at its busiest step (ties keep the graph's order). A ResNet downsample
+ * block is the case in point: its shortcut convolution and the main branch
+ * both read the block's input; running the shortcut first lets the input die
+ * at the main branch's first convolution instead of staying live through
+ * it. Chains stay contiguous, so levels and lanes are unchanged; a group's
+ * lanes run concurrently whatever their order. */
+static hx_status_t order_level_chains(const hc_graph* g, sched_key* keys, int n) {
+  int nv = g->num_values;
+  chain_order o = {.g = g, .keys = keys};
+  o.kpos = malloc(sizeof(int) * (size_t)n);
+  o.wpos = malloc(sizeof(int) * (size_t)n);
+  o.root = malloc(sizeof(int) * ((size_t)nv + 1));
+  o.size = calloc((size_t)nv + 1, sizeof(uint64_t));
+  o.maxpos = malloc(sizeof(int) * ((size_t)nv + 1));
+  o.ws = calloc((size_t)n, sizeof(uint64_t));
+  o.last = malloc(sizeof(int) * ((size_t)nv + 1));
+  o.stamp = calloc((size_t)nv + 1, sizeof(int));
+  o.delta = malloc(sizeof(int64_t) * ((size_t)n + 1));
+  o.tmp = malloc(sizeof(sched_key) * (size_t)n);
+  unsigned char* is_output = calloc((size_t)nv + 1, 1);
+  hx_status_t st = HX_OK;
+  if (!o.kpos || !o.wpos || !o.root || !o.size || !o.maxpos || !o.ws || !o.last || !o.stamp || !o.delta || !o.tmp ||
+      !is_output) {
+    st = hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory scheduling");
+    goto done;
+  }
+  for (int i = 0; i < g->num_outputs; ++i) is_output[g->outputs[i]->id] = 1;
+  for (int i = 0; i < n; ++i) {
+    o.kpos[keys[i].node->id] = i;
+    const hc_node* nd = keys[i].node;
+    o.ws[nd->id] = nd->op && nd->op->workspace ? align64(nd->op->workspace(nd)) : 0;
+  }
+  for (int i = 0; i < nv; ++i) {
+    const hc_value* v = g->values[i];
+    o.root[i] = storage_root(v)->id;
+    o.maxpos[i] = -1;
+    if (v->kind == HC_VALUE_INTERMEDIATE && storage_root(v) == v && !is_output[i] && v->producer && !v->producer->dead)
+      o.size[i] = align64(hc_value_nbytes(v));
+  }
+  for (int i = 0; i < nv; ++i) /* a view of a graph output is the caller's too */
+    if (is_output[i]) o.size[o.root[i]] = 0;
+  for (int i = 0; i < n; ++i) {
+    const hc_node* nd = keys[i].node;
+    for (int j = 0; j < nd->num_inputs; ++j)
+      if (nd->inputs[j] && i > o.maxpos[o.root[nd->inputs[j]->id]]) o.maxpos[o.root[nd->inputs[j]->id]] = i;
+  }
+  for (int s = 0; s < n;) {
+    int e = s, k = 0;
+    int start[HC_SCHED_MAX_PERMUTED_CHAINS + 1], len[HC_SCHED_MAX_PERMUTED_CHAINS + 1];
+    while (e < n && keys[e].level == keys[s].level) {
+      if (e == s || keys[e].chain != keys[e - 1].chain) {
+        if (k <= HC_SCHED_MAX_PERMUTED_CHAINS) start[k] = e, len[k] = 0;
+        ++k;
+      }
+      if (k <= HC_SCHED_MAX_PERMUTED_CHAINS) len[k - 1]++;
+      ++e;
+    }
+    if (k >= 2 && k <= HC_SCHED_MAX_PERMUTED_CHAINS) {
+      int perm[HC_SCHED_MAX_PERMUTED_CHAINS], best[HC_SCHED_MAX_PERMUTED_CHAINS];
+      for (int c = 0; c < k; ++c) perm[c] = best[c] = c;
+      uint64_t best_peak = window_peak(&o, s, e, start, len, perm, k);
+      while (next_perm(perm, k)) {
+        uint64_t peak = window_peak(&o, s, e, start, len, perm, k);
+        if (peak < best_peak) {
+          best_peak = peak;
+          memcpy(best, perm, sizeof(int) * (size_t)k);
+        }
+      }
+      int t = 0;
+      for (int c = 0; c < k; ++c)
+        for (int i = 0; i < len[best[c]]; ++i) o.tmp[t++] = keys[start[best[c]] + i];
+      memcpy(keys + s, o.tmp, sizeof(sched_key) * (size_t)(e - s));
+    }
+    s = e;
+  }
+done:
+  free(o.kpos);
+  free(o.wpos);
+  free(o.root);
+  free(o.size);
+  free(o.maxpos);
+  free(o.ws);
+  free(o.last);
+  free(o.stamp);
+  free(o.delta);
+  free(o.tmp);
+  free(is_output);
+  return st;
+}
+
 static hx_status_t run_schedule(hc_pass_ctx* ctx, hc_graph* g) {
   HX_RETURN_IF_ERROR(hc_graph_check_acyclic(g));
   HX_RETURN_IF_ERROR(hc_graph_sort(g)); /* compacts; ids are positions */
@@ -376,6 +556,16 @@ static hx_status_t run_schedule(hc_pass_ctx* ctx, hc_graph* g) {
   /* Reorder by (level, chain, position): topological, since a chain's head
    * reads only lower levels and a chain's nodes follow each other. */
   qsort(keys, (size_t)n, sizeof(sched_key), cmp_keys);
+  hx_status_t ost = order_level_chains(g, keys, n);
+  if (ost != HX_OK) {
+    free(consumers);
+    free(last_consumer);
+    free(chain_of);
+    free(chain_level);
+    free(chain_code);
+    free(keys);
+    return ost;
+  }
   for (int i = 0; i < n; ++i) {
     g->nodes[i] = keys[i].node;
     g->nodes[i]->id = i;

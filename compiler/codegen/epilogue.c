@@ -101,6 +101,30 @@ LLVMValueRef hc_epilogue_apply_vec(hc_kb* kb, const hc_epilogue* e, LLVMValueRef
   return out;
 }
 
+static const hc_value* storage_root(const hc_value* v) {
+  while (v->alias_of) v = v->alias_of;
+  return v;
+}
+
+bool hc_epilogue_operand_overwritable(const hc_node* n, int input) {
+  if (n->num_fused <= 0 || n->num_outputs < 1 || !n->outputs[0]) return false;
+  if (input < n->fused_input_base || input >= n->num_inputs - n->num_captures || !n->inputs[input]) return false;
+  const hc_value *out = n->outputs[0], *in = n->inputs[input];
+  if (in->dtype != out->dtype || in->rank != out->rank || in->rank < 0) return false;
+  for (int i = 0; i < in->rank; ++i)
+    if (in->dims[i] != out->dims[i]) return false;
+  const hc_value* r = storage_root(in);
+  for (int j = 0; j < n->num_inputs; ++j) {
+    const hc_value* o = n->inputs[j];
+    if (j == input || !o || storage_root(o) != r) continue;
+    /* Only another epilogue operand read at the same index may share them. */
+    if (j < n->fused_input_base || o->rank != in->rank) return false;
+    for (int i = 0; i < in->rank; ++i)
+      if (o->dims[i] != in->dims[i]) return false;
+  }
+  return true;
+}
+
 bool hc_epilogue_light(const hc_node* n) {
   static const char* const light[] = {"Relu", "Clip", "Add", "Sub", "Mul", "Div", "LeakyRelu", "HardSigmoid",
                                       "HardSwish", "Max", "Min", "Neg", "Abs", "PRelu", "ThresholdedRelu", NULL};

@@ -53,6 +53,16 @@ LLVMValueRef hc_epilogue_apply_vec(hc_kb* kb, const hc_epilogue* e, LLVMValueRef
  * a loop over a stored tile, which the loop vectoriser handles. */
 bool hc_epilogue_light(const hc_node* n);
 
+/* Whether input `input` of n is an epilogue operand that the kernel could
+ * overwrite with its output as far as the operand goes: one of the extra
+ * operands [fused_input_base, num_inputs), with output 0's dtype and shape
+ * (so the epilogue reads it at the very index it writes), and none of n's
+ * other inputs (data, weights, bias, other operands of another shape) reads
+ * the same bytes, directly or through a view. The op's kernel plan must
+ * still say whether partial results reach the output before the epilogue
+ * (hc_op_desc.inplace_input). */
+bool hc_epilogue_operand_overwritable(const hc_node* n, int input);
+
 /* Evaluates n's fused ops given the owner's result (NULL for a
  * FusedElementwise node) and the values of the owner's inputs (indexed by
  * input slot; only the extra operands are read). */

@@ -2300,11 +2300,38 @@ static uint64_t conv_workspace_common(const hc_node* n, bool transpose) {
 static uint64_t conv_workspace(const hc_node* n) { return conv_workspace_common(n, false); }
 static uint64_t conv_transpose_workspace(const hc_node* n) { return conv_workspace_common(n, true); }
 
+/* Output over a residual operand (hc_op_desc.inplace_input). Every Conv
+ * kernel accumulates an output element in registers or on the stack (the
+ * channels kernel parks the partial sums of its reduction slices in a stack
+ * buffer, never in Y), then applies the epilogue to it, reading the operand
+ * at that element's index, and stores it; each element is owned by one
+ * task; the pad and weight-packing kernels read x and W only. The one
+ * exception is the 1x1 product lowered through gemm.c: when its plan for
+ * the target splits the reduction, partial sums are parked in Y. Only the
+ * fast kernels are answered for: fusion gives epilogues to no other. */
+static bool conv_inplace_input(const struct hc_target* target, const hc_node* n, int input) {
+  if (!hc_epilogue_operand_overwritable(n, input)) return false;
+  conv_plan p;
+  hx_status_t st = conv_setup(n, false, &p);
+  if (st != HX_OK) {
+    hx_status_free(st);
+    return false;
+  }
+  int kind = conv_fast_kind(&p);
+  /* Fusion gives epilogues to the fast kernels only (hc_conv_fast). */
+  if (kind == CF_NONE) return false;
+  if (kind != CF_GEMM) return true;
+  hc_mm_desc d;
+  conv_gemm_desc(n, &p, &d);
+  return hc_gemm_single_pass(target, &d);
+}
+
 static const char* const k_conv_attrs[] = {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides", NULL};
 static const char* const k_conv_transpose_attrs[] = {
     "auto_pad", "dilations", "group", "kernel_shape", "output_padding", "output_shape", "pads", "strides", NULL};
 
-const hc_op_desc hc_op_conv = {"Conv", "", 1, 22, k_conv_attrs, 0, infer_conv, lower_conv, NULL, conv_workspace};
+const hc_op_desc hc_op_conv = {"Conv", "", 1, 22, k_conv_attrs, 0, infer_conv, lower_conv, NULL, conv_workspace,
+                               conv_inplace_input};
 const hc_op_desc hc_op_conv_transpose = {
     "ConvTranspose",         "", 1, 22, k_conv_transpose_attrs, 0, infer_conv_transpose, lower_conv_transpose, NULL,
     conv_transpose_workspace};

@@ -32,6 +32,7 @@
 #include "compiler/ops/gemm_microkernel.h"
 #include "compiler/ops/op.h"
 #include "compiler/ops/prepack.h"
+#include "harness/artifact_abi.h"
 
 /* Rows per tile; 6 rows x 2 vectors keeps 12 accumulators in registers on
  * AVX2 (16 registers) and leaves room on AVX-512. */
@@ -949,9 +950,27 @@ static void fast_panel(fast_emit* e, int nv, unsigned lanes, LLVMValueRef mb, LL
   }
 }
 
+/* The output shares bytes with epilogue operand k (memory planning wrote it
+ * in place there). */
+static bool output_over_operand(const hc_node* n, int k) {
+  if (k >= 32 || !(n->inplace_inputs & (1u << k)) || !n->inputs[k]) return false;
+  const hc_value *r = n->inputs[k], *y = n->outputs[0];
+  while (r->alias_of) r = r->alias_of;
+  return r->storage.base == HX_BASE_ARENA && y->storage.base == HX_BASE_ARENA && r->storage.offset == y->storage.offset;
+}
+
 static hx_status_t emit_matmul_fast(hc_lower_ctx* lc, const hc_node* n, const mm_desc* d) {
   fast_plan p;
   plan_fast(lc, d, &p);
+  /* Split reductions park partial sums in Y: never over an operand the
+   * epilogue still has to read (the planner asked inplace_input with the
+   * same target; this catches a plan made for another one). */
+  for (int k = n->fused_input_base; p.nkb > 1 && k < n->num_inputs; ++k)
+    if (k > 0 && output_over_operand(n, k))
+      return hx_status_make(HX_STATUS_INTERNAL,
+                            "node '%s': its product splits the reduction (%lld slices) but its output was planned "
+                            "over epilogue operand '%s'",
+                            n->name, (long long)p.nkb, n->inputs[k]->name);
   if (p.b_mode == B_WORKSPACE) HX_RETURN_IF_ERROR(emit_pack_b(lc, n, d, &p));
   int64_t tasks = d->batch * p.nmb * p.nnb;
   hc_kb kb;
@@ -1048,6 +1067,13 @@ static hx_status_t emit_matmul_fast(hc_lower_ctx* lc, const hc_node* n, const mm
 }
 
 hx_status_t hc_gemm_emit(hc_lower_ctx* lc, const hc_node* n, const hc_mm_desc* d) { return emit_matmul_fast(lc, n, d); }
+
+bool hc_gemm_single_pass(const struct hc_target* target, const hc_mm_desc* d) {
+  hc_lower_ctx lc = {.target = target}; /* plan_fast reads only the target */
+  fast_plan p;
+  plan_fast(&lc, d, &p);
+  return p.nkb == 1;
+}
 
 uint64_t hc_gemm_workspace(const hc_mm_desc* d) {
   if (b_mode_of(d) != B_WORKSPACE) return 0;
@@ -1350,7 +1376,21 @@ static uint64_t matmul_workspace(const hc_node* n) {
   return hc_gemm_workspace(&d);
 }
 
+/* Output over a residual operand: the fast kernel finishes a tile in
+ * registers, then applies the epilogue to each element (reading the operand
+ * at its index) and stores it, each element in one task, unless it splits
+ * the reduction (then Y holds partial sums before the epilogue runs); B is
+ * packed from B only. Fusion gives epilogues to the fast kernel only. */
+static bool matmul_inplace_input(const struct hc_target* target, const hc_node* n, int input) {
+  if (!hc_epilogue_operand_overwritable(n, input) || !hc_matmul_fast(n)) return false;
+  mm_desc d;
+  if (node_desc(n, &d) != HX_OK) return false;
+  return hc_gemm_single_pass(target, &d);
+}
+
 static const char* const k_gemm_attrs[] = {"alpha", "beta", "transA", "transB", "broadcast", NULL};
 
-const hc_op_desc hc_op_gemm = {"Gemm", "", 1, 22, k_gemm_attrs, 0, infer_gemm, lower_gemm, NULL, matmul_workspace};
-const hc_op_desc hc_op_matmul = {"MatMul", "", 1, 22, NULL, 0, infer_matmul, lower_matmul, NULL, matmul_workspace};
+const hc_op_desc hc_op_gemm = {"Gemm", "", 1, 22, k_gemm_attrs, 0, infer_gemm, lower_gemm, NULL, matmul_workspace,
+                               matmul_inplace_input};
+const hc_op_desc hc_op_matmul = {"MatMul", "", 1, 22, NULL, 0, infer_matmul, lower_matmul, NULL, matmul_workspace,
+                                 matmul_inplace_input};

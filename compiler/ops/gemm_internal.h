@@ -45,6 +45,11 @@ typedef struct hc_mm_desc {
 
 /* Emits the fast float32 product of d for node n (fused ops included). */
 hx_status_t hc_gemm_emit(hc_lower_ctx* lc, const hc_node* n, const hc_mm_desc* d);
+/* Whether the product's kernel for `target` finishes each output element
+ * in one pass: a single reduction slice, so no partial sums are parked in
+ * Y before the epilogue reads its operands (the condition for writing Y
+ * over an epilogue operand, hc_op_desc.inplace_input). */
+bool hc_gemm_single_pass(const struct hc_target* target, const hc_mm_desc* d);
 /* Workspace bytes the product needs (B packed at run time), from shapes. */
 uint64_t hc_gemm_workspace(const hc_mm_desc* d);
 

@@ -58,6 +58,17 @@ typedef struct hc_op_desc {
    * run (packing buffers...). Memory planning places it in the arena; the
    * kernels reach it with hc_kb_workspace. */
   uint64_t (*workspace)(const hc_node* n);
+  /* Optional, for ops with their own `lower` and a fused epilogue: whether
+   * the kernels node n is lowered to for `target` may write output 0 over
+   * input `input`, one of the epilogue's extra operands (a residual) with
+   * the output's shape and dtype. True only where it holds of the kernel
+   * plan lowering will pick for that target: nothing (partial sums, packed
+   * copies) is written to the output before the epilogue has read the
+   * operand element at the same index, each output element is written by
+   * the task that read that element, and no other read of the node (its
+   * data inputs, workspace packing) touches the operand's bytes. Memory
+   * planning records the answers in hc_node.inplace_inputs. */
+  bool (*inplace_input)(const struct hc_target* target, const hc_node* n, int input);
 } hc_op_desc;
 
 /* Finds the descriptor for (domain, op_type); NULL if Harness has none.

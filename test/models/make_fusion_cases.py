@@ -220,8 +220,95 @@ def kernel_cases(root):
         write_case(root, f"fast_{name}_const", [node], [("x", a)], [("y", y)], [("Bm", bm)])
 
 
+def inplace_residual_cases(root):
+    """A fused residual Add whose residual is an arena intermediate read last
+    by the Conv/Gemm/MatMul (a Transpose makes it; another Transpose reads
+    the result, so the output is an intermediate too): at -O3 memory
+    planning writes the output over the residual wherever the kernel plan
+    allows it (test/passes/memory_plan_test.c checks which), one shape per
+    kernel path; at -O1 the same graphs run unfused."""
+    import torch
+
+    def conv_nd(x, w, b, s, p, g):
+        f = torch.nn.functional.conv1d if x.ndim == 3 else torch.nn.functional.conv2d
+        return f(torch.from_numpy(x).double(), torch.from_numpy(w).double(), torch.from_numpy(b).double(),
+                 stride=s, padding=p, groups=g).numpy()
+
+    def perm_to(nd):  # moves the channel axis last, and back
+        fwd = [0] + list(range(2, nd)) + [1]
+        return fwd, [fwd.index(i) for i in range(nd)]
+
+    # (C, spatial, M, k, pad, group): 1x1 as a GEMM (single pass / split
+    # reduction), pixels (padded, unpadded read in place, 1-D), channels
+    # (single reduction slice / several), depthwise.
+    shapes = {
+        "gemm1x1": (64, (32, 32), 64, 1, 0, 1),
+        "gemm1x1_ksplit": (1024, (24, 24), 32, 1, 0, 1),
+        "pix3x3": (16, (30, 30), 24, 3, 1, 1),
+        "pix3x3_valid": (16, (30, 30), 24, 3, 0, 1),
+        "chan3x3": (64, (14, 14), 64, 3, 1, 1),
+        "chan3x3_ksplit": (256, (7, 7), 64, 3, 1, 1),
+        "dw3x3": (32, (20, 20), 32, 3, 1, 32),
+        "pix1d": (16, (200,), 24, 5, 2, 1),
+    }
+    # Relu is a light epilogue (vector stores); Tanh a heavy one (a stack
+    # tile, then element by element).
+    acts = {"": ("Relu", lambda v: np.maximum(v, 0)), "_tanh": ("Tanh", np.tanh)}
+    for sname, (C, sp, M, k, p, g) in shapes.items():
+        nd = 2 + len(sp)
+        x = randf(1, C, *sp)
+        w = (randf(M, C // g, *([k] * len(sp))) / math.sqrt(C // g * k ** len(sp))).astype(np.float32)
+        b = randf(M)
+        c = conv_nd(x, w, b, 1, p, g)
+        fwd, back = perm_to(nd)
+        r = randf(*c.shape)
+        rt = np.ascontiguousarray(r.transpose(fwd))
+        for aname, (act, fn) in acts.items():
+            if aname and sname not in ("gemm1x1", "pix3x3", "pix3x3_valid", "chan3x3", "dw3x3"):
+                continue
+            y = fn(c + r).transpose(fwd).astype(np.float32)
+            nodes = [helper.make_node("Transpose", ["rt"], ["r"], perm=back),
+                     helper.make_node("Conv", ["x", "W", "B"], ["c"], kernel_shape=[k] * len(sp),
+                                      pads=[p] * (2 * len(sp)), group=g),
+                     helper.make_node("Add", ["c", "r"], ["a"]), helper.make_node(act, ["a"], ["h"]),
+                     helper.make_node("Transpose", ["h"], ["y"], perm=fwd)]
+            write_case(root, f"inplace_res_conv_{sname}{aname}", nodes, [("x", x), ("rt", rt)], [("y", y)],
+                       [("W", w), ("B", b)])
+    # The residual is also the convolution's input (it must not be overwritten).
+    xt = randf(1, 20, 20, 64)
+    x = np.ascontiguousarray(xt.transpose(0, 3, 1, 2))
+    w = (randf(64, 64, 1, 1) / 8).astype(np.float32)
+    b = randf(64)
+    c = conv_nd(x, w, b, 1, 0, 1)
+    nodes = [helper.make_node("Transpose", ["xt"], ["r"], perm=[0, 3, 1, 2]),
+             helper.make_node("Conv", ["r", "W", "B"], ["c"], kernel_shape=[1, 1]),
+             helper.make_node("Add", ["c", "r"], ["a"]), helper.make_node("Relu", ["a"], ["h"]),
+             helper.make_node("Transpose", ["h"], ["y"], perm=[0, 2, 3, 1])]
+    write_case(root, "inplace_res_conv_same_input", nodes, [("xt", xt)],
+               [("y", np.maximum(c + x, 0).transpose(0, 2, 3, 1).astype(np.float32))], [("W", w), ("B", b)])
+    # Products: Gemm single pass / split reduction, MatMul.
+    for mname, (M, K, N, gemm) in {"gemm": (48, 64, 96, True), "gemm_ksplit": (48, 1024, 96, True),
+                                   "matmul": (40, 96, 64, False)}.items():
+        a = randf(M, K)
+        bm = (randf(K, N) / math.sqrt(K)).astype(np.float32)
+        bias = randf(N)
+        c = a.astype(np.float64) @ bm + (bias if gemm else 0)
+        r = randf(M, N)
+        prod = (helper.make_node("Gemm", ["x", "Bm", "bias"], ["c"]) if gemm
+                else helper.make_node("MatMul", ["x", "Bm"], ["c"]))
+        for aname, (act, fn) in acts.items():
+            if aname and mname != "gemm":
+                continue
+            nodes = [helper.make_node("Transpose", ["rt"], ["r"], perm=[1, 0]), prod,
+                     helper.make_node("Add", ["c", "r"], ["a"]), helper.make_node(act, ["a"], ["h"]),
+                     helper.make_node("Transpose", ["h"], ["y"], perm=[1, 0])]
+            write_case(root, f"inplace_res_{mname}{aname}", nodes, [("x", a), ("rt", np.ascontiguousarray(r.T))],
+                       [("y", fn(c + r).T.astype(np.float32))], [("Bm", bm)] + ([("bias", bias)] if gemm else []))
+
+
 def main():
     root = casekit.out_dir(__doc__)
+    inplace_residual_cases(root)
     conv_epilogue_cases(root)
     matmul_epilogue_cases(root)
     chain_cases(root)

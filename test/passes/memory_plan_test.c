@@ -670,6 +670,99 @@ static void heuristic_choice_is_deterministic(void** state) {
 
 /* The verifier derives liveness itself: a plan that forgets a reader, puts
  * a tensor over a live one or claims an illegal in-place pair is refused. */
+/* ---- Conv/Gemm/MatMul over a fused residual ------------------------------ */
+
+/* Plans, at -O3 for target t, Softmax(r0) -> r; Conv(x, W, B) + r -> Relu
+ * -> Softmax -> y (x is r itself when same_input), so that r and the
+ * convolution's output are arena tensors and the Add and Relu fuse into its
+ * epilogue. Returns the Conv node; *out_r is r. */
+static hc_node* plan_residual_conv(builder* b, hc_pass_ctx* ctx, const hc_target* t, int64_t C, int64_t H, int64_t M,
+                                   int64_t k, bool same_input, hc_value** out_r) {
+  b_init(b);
+  int64_t O = H - k + 1;
+  int64_t rdims[4] = {1, M, O, O}, xdims[4] = {1, C, H, H}, wdims[4] = {M, C, k, k}, bdims[1] = {M};
+  hc_value* r = unary(b, "Softmax", b_input(b, 4, rdims));
+  hc_value* x = same_input ? r : b_input(b, 4, xdims);
+  hc_value* cin[3] = {x, b_const(b, 4, wdims), b_const(b, 1, bdims)};
+  hc_value* c = b_node(b, "Conv", cin, 3, HX_DTYPE_FLOAT32, 4, rdims);
+  hc_value* a = binary(b, "Add", c, r, c);
+  ts_assert_ok(hc_graph_add_output(b->g, unary(b, "Softmax", unary(b, "Relu", a))));
+  memset(ctx, 0, sizeof(*ctx));
+  ctx->target = t;
+  ctx->host = &g_host;
+  ctx->opt_level = 3;
+  ts_assert_ok(hc_run_pipeline(ctx, b->g, hc_pipeline_for_level(3), NULL));
+  check_plan(b->g, ctx, "residual conv");
+  hc_node* conv = NULL;
+  for (int i = 0; i < b->g->num_nodes; ++i)
+    if (b->g->nodes[i]->op == hc_op_find("", "Conv")) conv = b->g->nodes[i];
+  assert_non_null(conv);
+  assert_int_equal(conv->num_fused, 2); /* Add and Relu in its epilogue */
+  *out_r = r;
+  return conv;
+}
+
+/* The output takes the residual's bytes exactly where the kernel plan
+ * allows it: the 1x1 GEMM path with one reduction slice, the channels
+ * kernel even with several (its partial sums wait on the stack); not when
+ * the GEMM splits the reduction (partial sums parked in the output), which
+ * depends on the target's vector width, nor when the residual is also the
+ * convolution's input. The verifier follows the kernel's answer. */
+static void inplace_residual_follows_kernel_plan(void** state) {
+  hc_target v3, v4;
+  ts_assert_ok(hc_target_init(&v3, "x86-64-v3", NULL));
+  ts_assert_ok(hc_target_init(&v4, "x86-64-v4", NULL));
+  builder b;
+  hc_pass_ctx ctx;
+  hc_value* r;
+  const hc_op_desc* conv_op = hc_op_find("", "Conv");
+  assert_non_null(conv_op->inplace_input);
+
+  /* 1x1, K = 64: one slice on every target. */
+  for (int i = 0; i < 2; ++i) {
+    hc_node* n = plan_residual_conv(&b, &ctx, i ? &v4 : &v3, 64, 32, 64, 1, false, &r);
+    assert_true(shares(n->outputs[0], r));
+    assert_int_equal(ctx.memplan.inplace, 1);
+    assert_true(ctx.arena_lower_bound < ctx.memplan.lower_bound_no_inplace);
+    if (i == 1) {
+      /* A verifier that did not take the kernel's word would accept this plan
+       * with the answer withdrawn. */
+      n->inplace_inputs = 0;
+      ts_assert_error(hc_memory_plan_verify(b.g, ctx.arena_bytes), HX_STATUS_INTERNAL, "live together but overlap");
+    }
+    hc_graph_free(b.g);
+  }
+  /* 1x1, K = 1024: the product splits the reduction on every target. */
+  for (int i = 0; i < 2; ++i) {
+    hc_node* n = plan_residual_conv(&b, &ctx, i ? &v4 : &v3, 1024, 24, 32, 1, false, &r);
+    assert_false(shares(n->outputs[0], r));
+    assert_int_equal(n->inplace_inputs, 0);
+    for (int k = 0; k < n->num_inputs; ++k) assert_false(conv_op->inplace_input(i ? &v4 : &v3, n, k));
+    assert_int_equal(ctx.memplan.inplace, 0);
+    hc_graph_free(b.g);
+  }
+  /* 1x1, K = 128 over 28x28 (ResNet-50's second stage): AVX-512's wider tile
+   * takes 80-deep slices (two of them), AVX2's 320-deep ones (one). */
+  hc_node* n = plan_residual_conv(&b, &ctx, &v4, 128, 28, 512, 1, false, &r);
+  assert_false(shares(n->outputs[0], r));
+  hc_graph_free(b.g);
+  n = plan_residual_conv(&b, &ctx, &v3, 128, 28, 512, 1, false, &r);
+  assert_true(shares(n->outputs[0], r));
+  hc_graph_free(b.g);
+  /* 3x3 over 7x7 with 256 input channels: the channels kernel, several
+   * reduction slices, partial sums on the stack: allowed. */
+  for (int i = 0; i < 2; ++i) {
+    n = plan_residual_conv(&b, &ctx, i ? &v4 : &v3, 256, 9, 64, 3, false, &r);
+    assert_true(shares(n->outputs[0], r));
+    hc_graph_free(b.g);
+  }
+  /* The residual is the convolution's input: every task reads all of it. */
+  n = plan_residual_conv(&b, &ctx, &v4, 64, 20, 64, 1, true, &r);
+  assert_false(shares(n->outputs[0], r));
+  assert_int_equal(n->inplace_inputs, 0);
+  hc_graph_free(b.g);
+}
+
 static void verifier_catches_bad_plans(void** state) {
   builder b;
   b_init(&b);
@@ -841,6 +934,7 @@ int main(void) {
       cmocka_unit_test(inplace_needs_equal_sizes),
       cmocka_unit_test(inplace_respects_parallel_lanes),
       cmocka_unit_test(inplace_op_rule),
+      cmocka_unit_test(inplace_residual_follows_kernel_plan),
       cmocka_unit_test(verifier_catches_bad_plans),
       cmocka_unit_test(random_dags_plan_correctly),
       cmocka_unit_test(heuristic_choice_is_deterministic),

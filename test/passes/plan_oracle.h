@@ -39,7 +39,13 @@ static const hc_value* po_root(const hc_value* v) {
 static bool po_inplace_ok(const hc_node* n, const hc_value* r, const hc_value* w) {
   const hc_op_desc* op = n->op;
   bool generator = (op->flags & HC_OP_ELEMENTWISE) && op->scalar && !op->lower && n->num_fused == 0;
-  if (!generator && !(op->flags & HC_OP_INPLACE_OK)) return false;
+  /* Kernels with their own plan (Conv/Gemm/MatMul over a fused residual)
+   * answered for each input that reads r, for the target they were planned
+   * for (hc_op_desc.inplace_input, recorded in inplace_inputs). */
+  bool kernel = op->inplace_input != NULL;
+  for (int k = 0; kernel && k < n->num_inputs; ++k)
+    if (n->inputs[k] && po_root(n->inputs[k]) == r && (k >= 32 || !(n->inplace_inputs & (1u << k)))) kernel = false;
+  if (!generator && !kernel && !(op->flags & HC_OP_INPLACE_OK)) return false;
   if (n->num_outputs < 1 || n->outputs[0] != w || w->storage.offset != r->storage.offset ||
       hc_value_nbytes(w) != hc_value_nbytes(r))
     return false;
