@@ -19,6 +19,8 @@ class, with margins of all sizes; the test also asserts that (fp32
 artifact's top-1 matches torch's on >= 98% of the inputs, >= 8 distinct
 classes), and that each narrowed artifact's weights really are smaller
 (manifest `weights.bytes`), so a --precision that did nothing would fail.
+It also checks --keep-fp32: `Conv,Gemm` keeps every weight float32 (the
+fp32 artifact's weights and outputs), `Gemm` keeps just the head.
 
 usage: check_accuracy.py --bin BUILD/bin --work DIR [--target native] [-O 3]
 exit status: 0 when every threshold holds.
@@ -93,11 +95,12 @@ def make_model(work):
     return path, x, logits
 
 
-def compile_run(args, model, x, precision):
-    """Compiles at `precision`, runs the batch; returns (logits, weights bytes)."""
-    so = os.path.join(args.work, "cnn_%s.so" % precision)
+def compile_run(args, model, x, precision, keep=None):
+    """Compiles at `precision` (with --keep-fp32 `keep`), runs the batch;
+    returns (logits, weights bytes)."""
+    so = os.path.join(args.work, "cnn_%s%s.so" % (precision, "_keep" if keep else ""))
     base = [os.path.join(args.bin, "harnessc"), model, "-O%d" % args.O, "--target", args.target,
-            "--precision", precision]
+            "--precision", precision] + (["--keep-fp32", keep] if keep else [])
     for extra in (["-o", so], ["--emit", "manifest", "-o", so + ".json"]):
         r = subprocess.run(base + extra, capture_output=True, text=True)
         if r.returncode != 0:
@@ -153,6 +156,18 @@ def main():
             failures.append("%s: top-1 agreement %.2f < %g" % (p, agree, min_top1))
         if w > max_w * ref_w:
             failures.append("%s: weights %d bytes, more than %g of fp32's %d" % (p, w, max_w, ref_w))
+    # --keep-fp32 overrides the policy: every Conv and the Gemm kept float32
+    # gives the fp32 artifact's weights and outputs; keeping only the Gemm
+    # (the classifier head) keeps more bytes than int8-weights alone.
+    got, w = compile_run(args, model, x, "int8-weights", "Conv,Gemm")
+    print("int8-weights --keep-fp32 Conv,Gemm: weights %d bytes, max |diff| %.3g" % (w, np.abs(got - ref).max()))
+    if w != ref_w or np.abs(got - ref).max() > 1e-5 * np.abs(ref).max():
+        failures.append("--keep-fp32 Conv,Gemm did not keep every weight float32")
+    _, w_all = compile_run(args, model, x, "int8-weights")
+    _, w_gemm = compile_run(args, model, x, "int8-weights", "Gemm")
+    print("int8-weights --keep-fp32 Gemm: weights %d bytes (int8-weights alone %d)" % (w_gemm, w_all))
+    if not w_all < w_gemm < ref_w:
+        failures.append("--keep-fp32 Gemm: weights %d bytes, expected between %d and %d" % (w_gemm, w_all, ref_w))
     for f in failures:
         print("FAIL " + f)
     sys.exit(1 if failures else 0)
