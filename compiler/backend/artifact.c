@@ -331,7 +331,8 @@ hx_status_t hc_emit_programs(hc_program* progs, int num_programs, int batched, c
   lc.graph = g;
   if (st != HX_OK) goto done;
 
-  manifest = hc_manifest_json(progs, num_programs, batched, weights_bytes, tgt, &lc, opts->producer);
+  manifest = hc_manifest_json(progs, num_programs, batched, weights_bytes, tgt, &lc, opts->producer,
+                              opts->kind != HC_EMIT_MANIFEST);
   if (!manifest) {
     st = hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory writing the manifest");
     goto done;

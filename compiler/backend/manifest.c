@@ -99,7 +99,7 @@ static void add_arena(cJSON* o, const hc_pass_ctx* pctx) {
 }
 
 char* hc_manifest_json(const hc_program* progs, int num_programs, int batched, uint64_t weights_bytes,
-                       const hc_target* t, const hc_lower_ctx* lc, const char* producer) {
+                       const hc_target* t, const hc_lower_ctx* lc, const char* producer, int compact) {
   const hc_graph* g = progs[0].g;
   const hc_pass_ctx* pctx = progs[0].pctx;
   cJSON* root = cJSON_CreateObject();
@@ -167,7 +167,7 @@ char* hc_manifest_json(const hc_program* progs, int num_programs, int batched, u
     }
     cJSON_AddItemToArray(tensors, o);
   }
-  char* text = cJSON_Print(root);
+  char* text = compact ? cJSON_PrintUnformatted(root) : cJSON_Print(root);
   cJSON_Delete(root);
   return text;
 }

@@ -19,8 +19,11 @@ typedef struct hc_program {
 
 /* Returns malloc'd JSON text (free with free()); NULL on out-of-memory. The
  * top level describes progs[0]; with `batched`, a "programs" list describes
- * every program. weights_bytes is the size of the (shared) weights blob. */
+ * every program. weights_bytes is the size of the (shared) weights blob.
+ * `compact` leaves out the whitespace (the copy embedded in an artifact, where
+ * it is bytes on disk and in memory); otherwise it is indented for people
+ * (--emit manifest). */
 char* hc_manifest_json(const hc_program* progs, int num_programs, int batched, uint64_t weights_bytes,
-                       const struct hc_target* t, const hc_lower_ctx* lc, const char* producer);
+                       const struct hc_target* t, const hc_lower_ctx* lc, const char* producer, int compact);
 
 #endif /* HARNESS_BACKEND_MANIFEST_H */
