@@ -66,8 +66,8 @@ static void free_overrides(parsed_overrides* p) {
 static hx_status_t parse_overrides(const hc_compile_options* o, parsed_overrides* p) {
   memset(p, 0, sizeof(*p));
   for (int i = 0; i < o->num_shapes; ++i) {
-    char* name;
-    const char* value;
+    char* name = NULL;
+    const char* value = NULL;
     HX_RETURN_IF_ERROR(split_assignment("--shape", o->shapes[i], &name, &value));
     hc_shape_override* s = &p->shapes[p->num_shapes++];
     s->name = name;
@@ -75,8 +75,8 @@ static hx_status_t parse_overrides(const hc_compile_options* o, parsed_overrides
     if (st != HX_OK) return hx_status_annotate(st, "--shape %s", o->shapes[i]);
   }
   for (int i = 0; i < o->num_constants; ++i) {
-    char* name;
-    const char* value;
+    char* name = NULL;
+    const char* value = NULL;
     HX_RETURN_IF_ERROR(split_assignment("--constant", o->constants[i], &name, &value));
     p->constants[p->num_constants].name = name;
     p->constants[p->num_constants++].path = value;

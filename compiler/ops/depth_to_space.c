@@ -41,8 +41,8 @@ static hx_status_t infer_block_op(hc_graph* g, hc_node* n) {
   HX_RETURN_IF_ERROR(hc_check_arity(n, 1, 1, 1, 1));
   HX_RETURN_IF_ERROR(hc_check_dtype(n, 0, HC_DT_ALL));
   const hc_value* x = n->inputs[0];
-  int64_t b;
-  bool crd;
+  int64_t b = 0;
+  bool crd = false;
   HX_RETURN_IF_ERROR(read_block(n, &b, &crd));
   if (x->rank != 4)
     return hc_node_error(n, HX_STATUS_INVALID_ARGUMENT, "input must be 4-D [N, C, H, W], got rank %d", x->rank);
@@ -71,8 +71,8 @@ static hx_status_t infer_block_op(hc_graph* g, hc_node* n) {
 static hx_status_t lower_block_op(hc_lower_ctx* lc, hc_node* n) {
   const hc_value* x = n->inputs[0];
   const hc_value* y = n->outputs[0];
-  int64_t b;
-  bool crd;
+  int64_t b = 0;
+  bool crd = false;
   HX_RETURN_IF_ERROR(read_block(n, &b, &crd));
   int64_t N = x->dims[0], dims[6], ds[6], ss[6];
   if (!strcmp(n->op_type, "DepthToSpace")) {

@@ -470,7 +470,7 @@ static void emit_dot(dft_emit* e, LLVMValueRef in_base, LLVMValueRef j0, LLVMVal
 static hx_status_t emit_rows(hc_lower_ctx* lc, hc_node* n, const dft_plan* p) {
   size_t esize = hx_dtype_size(acc_dtype(p));
   bool matrix = (double)p->bins * (double)p->m * 2.0 * (double)esize <= (double)DFT_MATRIX_BUDGET;
-  tw_tables tw;
+  tw_tables tw = {0};
   if (matrix)
     HX_RETURN_IF_ERROR(make_tables(lc, p, p->bins * p->m, index_matrix, p->n, &tw));
   else
@@ -541,7 +541,7 @@ static hx_status_t emit_rows(hc_lower_ctx* lc, hc_node* n, const dft_plan* p) {
 
 /* Direct transform of DFT_COL_BLOCK neighbouring rows per task and bin. */
 static hx_status_t emit_columns(hc_lower_ctx* lc, hc_node* n, const dft_plan* p) {
-  tw_tables tw;
+  tw_tables tw = {0};
   HX_RETURN_IF_ERROR(make_tables(lc, p, p->n, index_identity, p->n, &tw));
   int64_t cols = p->rows2, outer = p->rows / p->rows2;
   int64_t cblk = cols < DFT_COL_BLOCK ? cols : DFT_COL_BLOCK;
@@ -620,7 +620,7 @@ static void butterfly(dft_emit* e, LLVMValueRef re, LLVMValueRef im, LLVMValueRe
 static hx_status_t emit_fft(hc_lower_ctx* lc, hc_node* n, const dft_plan* p) {
   int logn = 0;
   while (((int64_t)1 << logn) < p->n) ++logn;
-  tw_tables tw;
+  tw_tables tw = {0};
   HX_RETURN_IF_ERROR(make_tables(lc, p, p->n - 1, index_fft, p->n, &tw));
   int32_t* rev = malloc(sizeof(int32_t) * (size_t)p->n);
   if (!rev) return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory building the bit-reversal table");

@@ -91,7 +91,7 @@ static hx_status_t infer_nms(hc_graph* g, hc_node* n) {
 
 /* Workspace: counts[B*C], then per (batch, class) perm[N], tmp[N], sel[per]. */
 static uint64_t nms_workspace(const hc_node* n) {
-  nms_geom g;
+  nms_geom g = {0};
   hx_status_t st = nms_geometry(n, &g);
   if (st != HX_OK) {
     hx_status_free(st);
@@ -171,7 +171,7 @@ static LLVMValueRef suppresses(nms_emit* e, LLVMValueRef i, LLVMValueRef j, LLVM
 
 static hx_status_t lower_nms(hc_lower_ctx* lc, hc_node* n) {
   const hc_value* y = n->outputs[0];
-  nms_geom g;
+  nms_geom g = {0};
   HX_RETURN_IF_ERROR(nms_geometry(n, &g));
   const int64_t T = g.B * g.C, region = 2 * g.N + g.per;
   hc_loop tl, l, q;
