@@ -26,9 +26,14 @@ MODELS = {
     "ppocr_det": {"file": os.path.join(OCR, "ch_PP-OCRv4_det_infer.onnx"), "input": "x", "shape": (1, 3, 640, 640)},
     "tiny_mlp": {"script": "export_tiny_mlp.py", "input": "x", "shape": (1, 25, 96)},
 }
-# Compile-time only (too slow to be worth a latency row).
+# Not in the latency table: ViT-B/16 for compile time only; the PP-OCR text
+# classifier and recogniser (trained weights, unlike the torchvision models)
+# for the precision benchmark's top-1 agreement (bench/precision/run.py).
 EXTRA = {
     "vit_b_16": {"script": "export_vit.py", "input": "input", "shape": (1, 3, 224, 224)},
+    "ppocr_cls": {"file": os.path.join(OCR, "ch_ppocr_mobile_v2.0_cls_infer.onnx"), "input": "x",
+                  "shape": (1, 3, 48, 192)},
+    "ppocr_rec": {"file": os.path.join(OCR, "ch_PP-OCRv4_rec_infer.onnx"), "input": "x", "shape": (1, 3, 48, 320)},
 }
 ALL = {**MODELS, **EXTRA}
 

@@ -7,7 +7,8 @@
     /usr/bin/python3 bench/precision/run.py --bin build/bin --work W --table precision.json   # reprint
 
 For every benchmark model (bench/models/models.py: resnet50, mobilenet_v2,
-efficientnet_b0, bert_encoder, ppocr_det; exported into --work, or copied
+efficientnet_b0, bert_encoder, ppocr_det, and the trained PP-OCR text classifier
+and recogniser ppocr_cls, ppocr_rec; exported into --work, or copied
 there beforehand) and every precision (fp32, fp16, bf16, mixed,
 int8-weights) it compiles `harnessc -O3 --precision P` for the native target
 and reports
@@ -60,8 +61,10 @@ import engines  # noqa: E402
 import models  # noqa: E402
 
 PRECISIONS = ["fp32", "fp16", "bf16", "mixed", "int8-weights"]
-MODELS = ["resnet50", "mobilenet_v2", "efficientnet_b0", "bert_encoder", "ppocr_det"]
-CLASSIFIERS = {"resnet50", "mobilenet_v2", "efficientnet_b0"}
+MODELS = ["resnet50", "mobilenet_v2", "efficientnet_b0", "bert_encoder", "ppocr_det", "ppocr_cls", "ppocr_rec"]
+# Top-1 agreement is measured on these; ppocr_cls and ppocr_rec are the
+# ones with trained weights (ppocr_rec: argmax per time step).
+CLASSIFIERS = {"resnet50", "mobilenet_v2", "efficientnet_b0", "ppocr_cls", "ppocr_rec"}
 QDQ_MODELS = ["resnet50", "mobilenet_v2"]
 ORT_RUN = os.path.join(REPO, "test", "reference", "ort_run.js")
 
@@ -111,11 +114,38 @@ def text_page(shape, seed):
     return ((img - mean) / std).transpose(2, 0, 1)[None].astype(np.float32)
 
 
+def text_line(shape, seed):
+    """A synthetic text-line crop for the PP-OCR classifier and recogniser: a
+    light strip with glyph-sized dark strokes of random widths and gaps (so
+    the recogniser's per-step argmax varies), some upside down for the
+    classifier, normalised as their preprocessing does ((x - 0.5) / 0.5)."""
+    rng = np.random.default_rng(seed)
+    _, c, h, w = shape
+    img = np.full((h, w), rng.uniform(0.7, 1.0), np.float32)
+    x = int(rng.integers(2, 12))
+    while x < w - 4:
+        gw = int(rng.integers(3, 14))
+        top, bottom = int(rng.integers(6, 18)), int(rng.integers(30, 44))
+        if rng.random() < 0.3:  # strokes of a glyph: a few vertical and horizontal bars
+            img[top:bottom, x:x + 2] = rng.uniform(0.0, 0.3)
+            img[top + int(rng.integers(0, 10)), x:x + gw] = rng.uniform(0.0, 0.3)
+        else:
+            img[top:bottom, x:x + gw] = rng.uniform(0.0, 0.4)
+        x += gw + int(rng.integers(1, 10))
+    if rng.random() < 0.5:
+        img = img[::-1, ::-1]
+    img = img + rng.normal(0, 0.05, img.shape).astype(np.float32)
+    return np.repeat(((img - 0.5) / 0.5)[None, None], c, axis=1).astype(np.float32)
+
+
 def make_input(name, seed):
-    """Input `seed` of model `name`: a synthetic text page for ppocr_det,
-    else uniform [0,1) (what harness-bench and make_qdq.py use)."""
+    """Input `seed` of model `name`: a synthetic text page for ppocr_det, a
+    text line for ppocr_cls / ppocr_rec, else uniform [0,1) (what
+    harness-bench and make_qdq.py use)."""
     if name == "ppocr_det":
         return text_page(models.ALL[name]["shape"], seed)
+    if name in ("ppocr_cls", "ppocr_rec"):
+        return text_line(models.ALL[name]["shape"], seed)
     return np.random.default_rng(seed).random(models.ALL[name]["shape"], dtype=np.float32)
 
 
@@ -188,10 +218,12 @@ def compare(ref, got):
 
 
 def top1(ref, got):
-    """(agreement of the first output's argmax, distinct classes of ref)."""
-    a = [int(np.argmax(r[0])) for r in ref]
-    b = [int(np.argmax(g[0])) for g in got]
-    return float(np.mean([x == y for x, y in zip(a, b)])), len(set(a))
+    """(agreement of the first output's argmax over its last axis, distinct
+    classes of ref): one prediction per input for an [N, classes] output,
+    one per time step for a sequence [N, T, classes] (ppocr_rec)."""
+    a = np.concatenate([np.argmax(r[0], axis=-1).ravel() for r in ref])
+    b = np.concatenate([np.argmax(g[0], axis=-1).ravel() for g in got])
+    return float(np.mean(a == b)), len(set(a.tolist()))
 
 
 def latency(args, named_engines):
