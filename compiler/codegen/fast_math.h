@@ -29,6 +29,8 @@ LLVMValueRef hc_ew_log(hc_kb* kb, hx_dtype_t dt, LLVMValueRef x);
 LLVMValueRef hc_ew_log1p(hc_kb* kb, hx_dtype_t dt, LLVMValueRef x);
 LLVMValueRef hc_ew_tanh(hc_kb* kb, hx_dtype_t dt, LLVMValueRef x);
 LLVMValueRef hc_ew_erf(hc_kb* kb, hx_dtype_t dt, LLVMValueRef x);
+/* erf to about 4 ulp (4.5e-7) with one division: for fused epilogues. */
+LLVMValueRef hc_ew_erf_fast(hc_kb* kb, hx_dtype_t dt, LLVMValueRef x);
 /* erfc(t) for t >= 0 (or NaN), without the cancellation of 1 - erf(t). */
 LLVMValueRef hc_ew_erfc_pos(hc_kb* kb, hx_dtype_t dt, LLVMValueRef t);
 /* x * Phi(x) = x * erfc(-x/sqrt2) / 2 (Gelu), accurate in the negative tail. */

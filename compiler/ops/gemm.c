@@ -625,6 +625,11 @@ static void plan_fast(const hc_lower_ctx* lc, const mm_desc* d, fast_plan* p) {
     else
       mct = (mct + 1) / 2;
   }
+  /* Even blocks: 22 row tiles in two blocks are 11 + 11, not 16 + 6, so
+   * that two threads splitting the tasks finish together. */
+  int64_t nmb = (mt + mct - 1) / mct, nnb = (nt + nct - 1) / nct;
+  mct = (mt + nmb - 1) / nmb;
+  nct = (nt + nnb - 1) / nnb;
   p->mc = mct * mr;
   p->nc = nct * p->nr;
   p->nmb = (d->M + p->mc - 1) / p->mc;

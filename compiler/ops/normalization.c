@@ -22,6 +22,7 @@
  */
 #include <string.h>
 
+#include "compiler/ops/gemm_microkernel.h"
 #include "compiler/ops/op.h"
 
 /* Spatial size from which BatchNormalization gives each plane its own task. */
@@ -389,6 +390,7 @@ static hx_status_t lower_layer_norm(hc_lower_ctx* lc, hc_node* n) {
   if (rows == 0) return HX_OK;
   hc_kb kb;
   HX_RETURN_IF_ERROR(hc_kb_begin(lc, n, NULL, rows, &kb));
+  hc_ukr_prefer_full_width(&kb); /* rows of d_model elements: zmm halves the loop trips */
   LLVMTypeRef t = hc_kb_compute_type(&kb, cdt);
   LLVMValueRef px = hc_kb_ptr(&kb, x), py = hc_kb_ptr(&kb, y), ps = hc_kb_ptr(&kb, scale);
   LLVMValueRef pb = bias ? hc_kb_ptr(&kb, bias) : NULL;

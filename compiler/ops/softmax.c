@@ -25,6 +25,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "compiler/ops/gemm_microkernel.h"
 #include "compiler/ops/op.h"
 
 /* Columns per task in the strided form. */
@@ -236,6 +237,9 @@ static hx_status_t lower_softmax(hc_lower_ctx* lc, hc_node* n) {
   hc_kb kb;
   HX_RETURN_IF_ERROR(hc_kb_begin(lc, n, NULL, tasks, &kb));
   LLVMValueRef px = hc_kb_ptr(&kb, x), py = hc_kb_ptr(&kb, y);
+  /* 512-bit vectors where the target has them: the exp polynomial is
+   * bound by instruction count (attention rows: half the time of ymm). */
+  hc_ukr_prefer_full_width(&kb);
   if (inner == 1)
     emit_rows(&kb, kind, x->dtype, px, py, len);
   else

@@ -138,6 +138,18 @@ def matmul_epilogue_cases(root):
                 helper.make_node("Relu", ["a"], ["y"])],
                [("x", a)], [("y", np.maximum(c + rb, 0).astype(np.float32))], [("Bm", bm), ("rb", rb)])
 
+    # Erf in a MatMul epilogue takes the rational erf (compiler/codegen/
+    # fast_math.c, hc_ew_erf_fast): products over [-12, 12] cover its
+    # small-argument, middle and clamped (|x| > 4) ranges, alone and as GELU.
+    a = (3 * randf(64, 16)).astype(np.float32)
+    bm = (randf(16, 48) / 4).astype(np.float32)
+    c = a.astype(np.float64) @ bm.astype(np.float64)
+    write_case(root, "fuse_mm_erf_wide", [helper.make_node("MatMul", ["x", "Bm"], ["c"]), helper.make_node("Erf", ["c"], ["y"])],
+               [("x", a)], [("y", ERF(c).astype(np.float32))], [("Bm", bm)])
+    enodes, extras, fn = epilogues(c.shape)["gelu_erf"]
+    write_case(root, "fuse_mm_gelu_wide", [helper.make_node("MatMul", ["x", "Bm"], ["c"])] + enodes, [("x", a)],
+               [("y", fn(c).astype(np.float32))], [("Bm", bm)] + extras)
+
 
 def chain_cases(root):
     x = randf(2, 3, 5, 7)

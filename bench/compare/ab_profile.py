@@ -1,0 +1,62 @@
+#!/usr/bin/python3
+"""Per-kernel A/B of two artifacts of the same model: runs
+`harness-bench ART --profile` on A and B alternately for --rounds rounds and
+prints, per kernel name with the layer prefix removed (/layers.N/), the sum
+over layers of the kernel's median time, the minimum over rounds, for each
+artifact, and the session-run median. The minimum over alternating rounds
+is what survives the load of a shared machine; one profile each does not.
+
+usage: ab_profile.py --bin BUILD/bin A.so B.so [--rounds 3] [--threads 1] [--iters 100]
+"""
+import argparse
+import re
+import subprocess
+
+
+def profile(bench, art, threads, iters):
+    out = subprocess.run([bench, art, "--threads", str(threads), "--profile", "--iters", str(iters)],
+                         capture_output=True, text=True, check=True).stdout
+    kernels = {}
+    median = None
+    for line in out.splitlines():
+        m = re.match(r"\s+\d+ (\S+)\s+\S+\s+\d+\s+([\d.]+)\s", line)
+        if m:
+            name = re.sub(r"^/layers\.\d+/", "", m.group(1))
+            kernels[name] = kernels.get(name, 0.0) + float(m.group(2))
+        m = re.match(r"latency\s+median ([\d.]+) ms", line)
+        if m:
+            median = float(m.group(1)) * 1000
+    return kernels, median
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", required=True)
+    ap.add_argument("a")
+    ap.add_argument("b")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--iters", type=int, default=100)
+    a = ap.parse_args()
+    bench = f"{a.bin}/harness-bench"
+    best = {a.a: ({}, None), a.b: ({}, None)}
+    for _ in range(a.rounds):
+        for art in (a.a, a.b):
+            k, med = profile(bench, art, a.threads, a.iters)
+            bk, bmed = best[art]
+            for n, t in k.items():
+                bk[n] = min(bk.get(n, t), t)
+            best[art] = (bk, med if bmed is None else min(bmed, med))
+    names = sorted(set(best[a.a][0]) | set(best[a.b][0]), key=lambda n: -best[a.a][0].get(n, 0))
+    print(f"{'kernel (sum over layers, us)':40s} {'A':>10s} {'B':>10s} {'B/A':>6s}")
+    for n in names:
+        ta, tb = best[a.a][0].get(n), best[a.b][0].get(n)
+        ratio = f"{tb / ta:6.3f}" if ta and tb else ""
+        print(f"{n:40s} {ta or 0:10.1f} {tb or 0:10.1f} {ratio}")
+    ta, tb = sum(best[a.a][0].values()), sum(best[a.b][0].values())
+    print(f"{'all kernels':40s} {ta:10.1f} {tb:10.1f} {tb / ta:6.3f}")
+    print(f"{'session median':40s} {best[a.a][1]:10.1f} {best[a.b][1]:10.1f} {best[a.b][1] / best[a.a][1]:6.3f}")
+
+
+if __name__ == "__main__":
+    main()
