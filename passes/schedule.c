@@ -501,14 +501,10 @@ static hx_status_t run_schedule(hc_pass_ctx* ctx, hc_graph* g) {
   int* chain_level = malloc(sizeof(int) * (size_t)n);
   int* chain_code = calloc((size_t)n, sizeof(int)); /* chain has a node that emits code */
   sched_key* keys = malloc(sizeof(sched_key) * (size_t)n);
+  hx_status_t st = HX_OK;
   if (!consumers || !last_consumer || !chain_of || !chain_level || !chain_code || !keys) {
-    free(consumers);
-    free(last_consumer);
-    free(chain_of);
-    free(chain_level);
-    free(chain_code);
-    free(keys);
-    return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory scheduling");
+    st = hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory scheduling");
+    goto done;
   }
   for (int i = 0; i < n; ++i) last_consumer[i] = -1;
   for (int i = 0; i < n; ++i) {
@@ -556,16 +552,8 @@ static hx_status_t run_schedule(hc_pass_ctx* ctx, hc_graph* g) {
   /* Reorder by (level, chain, position): topological, since a chain's head
    * reads only lower levels and a chain's nodes follow each other. */
   qsort(keys, (size_t)n, sizeof(sched_key), cmp_keys);
-  hx_status_t ost = order_level_chains(g, keys, n);
-  if (ost != HX_OK) {
-    free(consumers);
-    free(last_consumer);
-    free(chain_of);
-    free(chain_level);
-    free(chain_code);
-    free(keys);
-    return ost;
-  }
+  st = order_level_chains(g, keys, n);
+  if (st != HX_OK) goto done;
   for (int i = 0; i < n; ++i) {
     g->nodes[i] = keys[i].node;
     g->nodes[i]->id = i;
@@ -592,16 +580,8 @@ static hx_status_t run_schedule(hc_pass_ctx* ctx, hc_graph* g) {
         chain_of[i] = keys[i].chain;
         last_consumer[i] = keys[i].level;
       }
-      hx_status_t st = est_init(g, threads, chain_of, last_consumer, &est);
-      if (st != HX_OK) {
-        free(consumers);
-        free(last_consumer);
-        free(chain_of);
-        free(chain_level);
-        free(chain_code);
-        free(keys);
-        return st;
-      }
+      st = est_init(g, threads, chain_of, last_consumer, &est);
+      if (st != HX_OK) goto done;
       have_est = true;
     }
     double gain = 0, cost = 0;
@@ -632,14 +612,16 @@ static hx_status_t run_schedule(hc_pass_ctx* ctx, hc_graph* g) {
             ctx->parallel_groups == HC_GROUPS_NONE  ? "; groups off"
             : ctx->parallel_groups == HC_GROUPS_ALL ? "; every candidate grouped"
                                                     : "");
+  st = hc_schedule_verify(g);
 
+done:
   free(consumers);
   free(last_consumer);
   free(chain_of);
   free(chain_level);
   free(chain_code);
   free(keys);
-  return hc_schedule_verify(g);
+  return st;
 }
 
 hx_status_t hc_schedule_verify(const hc_graph* g) {

@@ -302,7 +302,7 @@ static hx_status_t infer_layer_norm(hc_graph* g, hc_node* n) {
   const hc_value* x = n->inputs[0];
   int64_t axis;
   HX_RETURN_IF_ERROR(hc_norm_axis(n, hc_attr_int(n, "axis", -1), x->rank, &axis));
-  hx_dtype_t stash, cdt;
+  hx_dtype_t stash = HX_DTYPE_UNDEFINED, cdt = HX_DTYPE_UNDEFINED;
   HX_RETURN_IF_ERROR(ln_stash(n, &stash, &cdt));
   int64_t strides[HC_MAX_RANK];
   HX_RETURN_IF_ERROR(ln_bcast_strides(n, 1, "Scale", strides));
@@ -373,7 +373,7 @@ static hx_status_t lower_layer_norm(hc_lower_ctx* lc, hc_node* n) {
   int64_t axis64;
   HX_RETURN_IF_ERROR(hc_norm_axis(n, hc_attr_int(n, "axis", -1), x->rank, &axis64));
   int axis = (int)axis64;
-  hx_dtype_t stash, cdt;
+  hx_dtype_t stash = HX_DTYPE_UNDEFINED, cdt = HX_DTYPE_UNDEFINED;
   HX_RETURN_IF_ERROR(ln_stash(n, &stash, &cdt));
   int64_t ss[HC_MAX_RANK], bs[HC_MAX_RANK] = {0};
   HX_RETURN_IF_ERROR(ln_bcast_strides(n, 1, "Scale", ss));
@@ -501,7 +501,7 @@ static hx_status_t infer_group_norm(hc_graph* g, hc_node* n) {
   HX_RETURN_IF_ERROR(hc_check_same_dtype(n, 0, 2));
   if (n->opset >= 6 && hc_node_attr(n, "consumed_inputs"))
     return hc_node_error(n, HX_STATUS_INVALID_ARGUMENT, "attribute 'consumed_inputs' exists only before opset 6");
-  gn_shape s;
+  gn_shape s = {0};
   HX_RETURN_IF_ERROR(gn_plan(n, &s));
   const hc_value* x = n->inputs[0];
   hc_set_output(n, 0, x->dtype, x->rank, x->dims);
@@ -510,7 +510,7 @@ static hx_status_t infer_group_norm(hc_graph* g, hc_node* n) {
 
 static hx_status_t lower_group_norm(hc_lower_ctx* lc, hc_node* n) {
   const hc_value *x = n->inputs[0], *scale = n->inputs[1], *bias = n->inputs[2], *y = n->outputs[0];
-  gn_shape s;
+  gn_shape s = {0};
   HX_RETURN_IF_ERROR(gn_plan(n, &s));
   if (hc_value_numel(x) == 0) return HX_OK; /* nothing to write */
   hx_dtype_t cdt = s.cdt;
