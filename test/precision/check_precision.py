@@ -10,14 +10,12 @@ usage: check_precision.py --bin BUILD/bin [--levels 1,3] [--targets native,x86-6
                           [--rtol 1e-4] [--atol 1e-4] [-j N] CASES_DIR
 exit status: 0 when every case passes.
 """
-import argparse
-import concurrent.futures
 import glob
 import os
 import subprocess
-import sys
 import tempfile
 
+import caserun  # test/precision/caserun.py, beside this script
 import numpy as np
 import onnx
 from onnx import numpy_helper
@@ -54,27 +52,10 @@ def run_case(args, case, level, target):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("cases")
-    ap.add_argument("--bin", required=True)
-    ap.add_argument("--levels", default="1,3")
-    ap.add_argument("--targets", default="native,x86-64-v3")
+    ap = caserun.parser()
     ap.add_argument("--rtol", type=float, default=1e-4)
     ap.add_argument("--atol", type=float, default=1e-4)
-    ap.add_argument("-j", type=int, default=os.cpu_count() or 1)
-    args = ap.parse_args()
-    cases = sorted(d for d in glob.glob(os.path.join(args.cases, "*")) if os.path.exists(os.path.join(d, "precision")))
-    if not cases:
-        sys.exit("no cases in %s" % args.cases)
-    jobs = [(c, int(lv), t) for c in cases for lv in args.levels.split(",") for t in args.targets.split(",")]
-    failed = 0
-    with concurrent.futures.ThreadPoolExecutor(args.j) as pool:
-        for (c, lv, t), why in zip(jobs, pool.map(lambda j: run_case(args, *j), jobs)):
-            if why:
-                failed += 1
-                print("FAIL %s -O%d %s: %s" % (os.path.basename(c), lv, t, why), flush=True)
-    print("%d passed, %d failed" % (len(jobs) - failed, failed))
-    sys.exit(1 if failed else 0)
+    caserun.run_all(ap.parse_args(), "precision", run_case)
 
 
 if __name__ == "__main__":
