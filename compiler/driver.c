@@ -151,6 +151,57 @@ static hx_status_t check_batch_outputs(const hc_program* p, const hc_program* fi
   return HX_OK;
 }
 
+static int popcount64(uint64_t x) {
+  int n = 0;
+  for (; x; x &= x - 1) ++n;
+  return n;
+}
+
+/* Resolves --target (one name or a comma list, for a fat artifact) and
+ * --mcpu into targets ordered most capable first (more CPU features first,
+ * ties in the given order), which is the order the runtime tries them in. */
+static hx_status_t parse_targets(const hc_compile_options* o, hc_target* targets, int* out_n) {
+  const char* list = o->target ? o->target : "native";
+  if (!strchr(list, ',')) {
+    *out_n = 1;
+    return hc_target_init(&targets[0], o->target, o->mcpu);
+  }
+  if (o->mcpu)
+    return hx_status_make(HX_STATUS_INVALID_ARGUMENT,
+                          "--mcpu names one CPU and cannot be combined with several --target values ('%s')", list);
+  int n = 0;
+  for (const char* p = list;;) {
+    const char* comma = strchr(p, ',');
+    size_t len = comma ? (size_t)(comma - p) : strlen(p);
+    if (len == 0 || len >= 64)
+      return hx_status_make(HX_STATUS_INVALID_ARGUMENT, "--target expects names separated by commas, got '%s'", list);
+    if (n == HC_MAX_TARGETS)
+      return hx_status_make(HX_STATUS_INVALID_ARGUMENT, "--target: at most %d targets in one artifact", HC_MAX_TARGETS);
+    char name[64];
+    memcpy(name, p, len);
+    name[len] = 0;
+    HX_RETURN_IF_ERROR(hc_target_init(&targets[n], name, NULL));
+    for (int k = 0; k < n; ++k)
+      if (targets[k].required_features == targets[n].required_features)
+        return hx_status_make(HX_STATUS_INVALID_ARGUMENT,
+                              "--target: %s and %s need the same CPU features, so only one of them could ever be chosen",
+                              targets[k].name, targets[n].name);
+    ++n;
+    if (!comma) break;
+    p = comma + 1;
+  }
+  /* Stable insertion sort, most features first. */
+  for (int i = 1; i < n; ++i) {
+    hc_target t = targets[i];
+    int j = i;
+    for (; j > 0 && popcount64(targets[j - 1].required_features) < popcount64(t.required_features); --j)
+      targets[j] = targets[j - 1];
+    targets[j] = t;
+  }
+  *out_n = n;
+  return HX_OK;
+}
+
 hx_status_t hc_compile(const hc_compile_options* o) {
   FILE* log = o->log ? o->log : stderr;
   if (!o->input_path) return hx_status_make(HX_STATUS_INVALID_ARGUMENT, "no input model given");
@@ -174,42 +225,56 @@ hx_status_t hc_compile(const hc_compile_options* o) {
   int precision = HC_PRECISION_FP32;
   if (o->precision) HX_RETURN_IF_ERROR(hc_precision_parse(o->precision, &precision));
 
-  hc_target target, host;
-  HX_RETURN_IF_ERROR(hc_target_init(&target, o->target, o->mcpu));
+  hc_target targets[HC_MAX_TARGETS], host;
+  int nv = 0;
+  HX_RETURN_IF_ERROR(parse_targets(o, targets, &nv));
   HX_RETURN_IF_ERROR(hc_target_host(&host));
 
   const int batched = o->num_batches > 0;
   const int n = batched ? o->num_batches : 1;
-  hc_program progs[HC_MAX_BATCHES];
-  hc_pass_ctx pctxs[HC_MAX_BATCHES];
-  memset(progs, 0, sizeof progs);
+  /* Variant-major: program i of targets[v] is progs[v * n + i]. */
+  hc_program* progs = calloc((size_t)(nv * n), sizeof(hc_program));
+  hc_pass_ctx* pctxs = calloc((size_t)(nv * n), sizeof(hc_pass_ctx));
+  if (!progs || !pctxs) {
+    free(progs);
+    free(pctxs);
+    return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory");
+  }
   parsed_overrides ov;
   hx_status_t st = parse_overrides(o, &ov);
-  for (int i = 0; i < n && st == HX_OK; ++i) {
-    pctxs[i] = (hc_pass_ctx){.target = &target, .host = &host, .opt_level = o->opt_level, .verbose = o->verbose, .log = log,
+  for (int j = 0; j < nv * n && st == HX_OK; ++j) {
+    int v = j / n, i = j % n;
+    pctxs[j] = (hc_pass_ctx){.target = &targets[v], .host = &host, .opt_level = o->opt_level, .verbose = o->verbose, .log = log,
                              .precision = precision, .keep_fp32 = o->keep_fp32};
-    progs[i].pctx = &pctxs[i];
-    pctxs[i].parallel_groups = o->parallel_groups == HC_PARALLEL_GROUPS_ALL    ? HC_GROUPS_ALL
+    progs[j].pctx = &pctxs[j];
+    pctxs[j].parallel_groups = o->parallel_groups == HC_PARALLEL_GROUPS_ALL    ? HC_GROUPS_ALL
                                : o->parallel_groups == HC_PARALLEL_GROUPS_NONE ? HC_GROUPS_NONE
                                                                                : HC_GROUPS_AUTO;
-    pctxs[i].schedule_threads = o->threads_hint;
-    progs[i].batch = batched ? o->batch_sizes[i] : 0;
-    if (batched && o->verbose) fprintf(log, "harnessc: batch %lld\n", (long long)progs[i].batch);
-    st = build_graph(o, &ov, &pctxs[i], progs[i].batch, log, &progs[i].g);
-    if (st == HX_OK && batched) st = check_batch_outputs(&progs[i], &progs[0]);
-    if (st != HX_OK && batched) st = hx_status_annotate(st, "compiling batch size %lld", (long long)progs[i].batch);
+    pctxs[j].schedule_threads = o->threads_hint;
+    progs[j].batch = batched ? o->batch_sizes[i] : 0;
+    if (nv > 1 && o->verbose) fprintf(log, "harnessc: target %s\n", targets[v].name);
+    if (batched && o->verbose) fprintf(log, "harnessc: batch %lld\n", (long long)progs[j].batch);
+    st = build_graph(o, &ov, &pctxs[j], progs[j].batch, log, &progs[j].g);
+    if (st == HX_OK && batched) st = check_batch_outputs(&progs[j], &progs[v * n]);
+    if (st != HX_OK && batched) st = hx_status_annotate(st, "compiling batch size %lld", (long long)progs[j].batch);
+    if (st != HX_OK && nv > 1) st = hx_status_annotate(st, "compiling for target %s", targets[v].name);
   }
   if (st == HX_OK) {
     hc_emit_options eo = {.kind = kind, .output_path = o->output_path, .opt_level = o->opt_level, .producer = hc_version_string()};
     double t2 = now_ms();
-    st = hc_emit_programs(progs, n, batched, &target, &eo);
+    st = hc_emit_variants(progs, n, nv, batched, targets, &eo);
     if (st == HX_OK && o->time_passes) fprintf(log, "time: %-20s %9.3f ms\n", "codegen+emit", now_ms() - t2);
   }
   if (st == HX_OK && o->verbose)
-    fprintf(log, "harnessc: %s -> %s (%s, %d kernels' nodes, arena %llu bytes, weights %llu bytes%s)\n", o->input_path,
-            o->output_path, target.name, progs[0].g->num_nodes, (unsigned long long)pctxs[n - 1].arena_bytes,
-            (unsigned long long)pctxs[0].weights_bytes, batched ? ", shared by every batch size" : "");
-  for (int i = 0; i < n; ++i) hc_graph_free(progs[i].g);
+    for (int v = 0; v < nv; ++v)
+      fprintf(log, "harnessc: %s -> %s (%s%s, %d kernels' nodes, arena %llu bytes, weights %llu bytes%s%s)\n", o->input_path,
+              o->output_path, targets[v].name, nv > 1 ? (v == 0 ? ", variant 0: preferred" : ", fallback variant") : "",
+              progs[v * n].g->num_nodes, (unsigned long long)pctxs[v * n + n - 1].arena_bytes,
+              (unsigned long long)pctxs[0].weights_bytes, batched ? ", shared by every batch size" : "",
+              nv > 1 ? ", one blob for every variant" : "");
+  for (int j = 0; j < nv * n; ++j) hc_graph_free(progs[j].g);
+  free(progs);
+  free(pctxs);
   free_overrides(&ov);
   return st;
 }

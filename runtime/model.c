@@ -173,10 +173,18 @@ hx_status_t hx_model_load(const char* path, hx_model_t** out_model) {
   if (!chosen) {
     char missing[256];
     describe_features(h->variants[h->num_variants - 1].required_features & ~have, missing, sizeof missing);
-    st = hx_status_make(HX_STATUS_INCOMPATIBLE,
-                        "artifact '%s' was compiled for %s and needs CPU features this machine lacks: %s; "
-                        "recompile with --target x86-64-v3 or --target native",
-                        path, h->variants[h->num_variants - 1].target, missing);
+    if (h->num_variants > 1) /* fat artifact: even its least demanding variant is out of reach */
+      st = hx_status_make(HX_STATUS_INCOMPATIBLE,
+                          "artifact '%s' has %u code variants (best first: %s ... %s) and this machine runs none: "
+                          "the least demanding, %s, needs CPU features this machine lacks: %s; "
+                          "recompile with --target native",
+                          path, h->num_variants, h->variants[0].target, h->variants[h->num_variants - 1].target,
+                          h->variants[h->num_variants - 1].target, missing);
+    else
+      st = hx_status_make(HX_STATUS_INCOMPATIBLE,
+                          "artifact '%s' was compiled for %s and needs CPU features this machine lacks: %s; "
+                          "recompile with --target x86-64-v3 or --target native",
+                          path, h->variants[h->num_variants - 1].target, missing);
     goto fail;
   }
 

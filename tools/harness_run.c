@@ -1,6 +1,7 @@
 /* harness-run: run a compiled artifact on tensor files through libharness. */
 #include <dirent.h>
 #include <errno.h>
+#include <dlfcn.h>
 #include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -8,13 +9,14 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "harness/artifact_abi.h"
 #include "harness/harness.h"
 #include "tools/common/tensor_file.h"
 
 static void usage(FILE* out) {
   fprintf(out,
           "usage: harness-run MODEL.so [--input NAME=FILE ...] [--inputs DIR] [--outputs DIR]\n"
-          "                   [--format pb|npy] [--threads N] [--print]\n"
+          "                   [--format pb|npy] [--threads N] [--print] [-v]\n"
           "\n"
           "Loads a Harness artifact, binds the inputs, runs it once and writes each output i\n"
           "as DIR/output_<i>.pb (ONNX TensorProto) or .npy.\n"
@@ -25,6 +27,8 @@ static void usage(FILE* out) {
           "  --format pb|npy     output file format (default pb)\n"
           "  --threads N         threads to run kernels on (default: all CPUs)\n"
           "  --print             print a summary of each output to stdout\n"
+          "  -v, --verbose       print which code variant (target) the runtime chose for this\n"
+          "                      CPU, and all variants of a fat artifact\n"
           "  -h, --help          this help\n");
 }
 
@@ -53,6 +57,23 @@ static void print_summary(const hx_tensor_info_t* info, const void* data) {
   printf("%s]\n", n > show ? ", ..." : "");
 }
 
+/* -v: the artifact's code variants (a fat artifact has several, best
+ * first) and the one the runtime chose for this CPU. */
+static void print_variants(const char* path, const hx_model_t* model) {
+  const char* chosen = hx_model_target(model);
+  fprintf(stderr, "harness-run: %s: variant %s chosen for this CPU", path, chosen);
+  void* so = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
+  hx_abi_query_fn q = so ? (hx_abi_query_fn)dlsym(so, HX_ARTIFACT_QUERY_SYMBOL) : NULL;
+  const hx_abi_header* h = q ? q() : NULL;
+  if (h && h->num_variants > 1) {
+    fprintf(stderr, " (variants, best first:");
+    for (uint32_t v = 0; v < h->num_variants; ++v) fprintf(stderr, "%s %s", v ? "," : "", h->variants[v].target);
+    fprintf(stderr, ")");
+  }
+  if (so) dlclose(so);
+  fprintf(stderr, "\n");
+}
+
 static int fail(hx_status_t st, const char* what) {
   fprintf(stderr, "error: %s%s%s\n", what ? what : "", what ? ": " : "", hx_status_message(st));
   hx_status_free(st);
@@ -63,7 +84,7 @@ int main(int argc, char** argv) {
   const char* inputs_dir = NULL;
   const char* outputs_dir = ".";
   const char* format = "pb";
-  int threads = 0, print = 0;
+  int threads = 0, print = 0, verbose = 0;
   const char* named[256];
   int num_named = 0;
   enum { OPT_INPUT = 1000, OPT_INPUTS, OPT_OUTPUTS, OPT_FORMAT, OPT_THREADS, OPT_PRINT };
@@ -71,10 +92,11 @@ int main(int argc, char** argv) {
       {"input", required_argument, NULL, OPT_INPUT},   {"inputs", required_argument, NULL, OPT_INPUTS},
       {"outputs", required_argument, NULL, OPT_OUTPUTS}, {"format", required_argument, NULL, OPT_FORMAT},
       {"threads", required_argument, NULL, OPT_THREADS}, {"print", no_argument, NULL, OPT_PRINT},
-      {"help", no_argument, NULL, 'h'},                {NULL, 0, NULL, 0},
+      {"verbose", no_argument, NULL, 'v'},             {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0},
   };
   int c;
-  while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, "hv", longopts, NULL)) != -1) {
     switch (c) {
       case OPT_INPUT:
         if (num_named >= 256) {
@@ -88,6 +110,7 @@ int main(int argc, char** argv) {
       case OPT_FORMAT: format = optarg; break;
       case OPT_THREADS: threads = atoi(optarg); break;
       case OPT_PRINT: print = 1; break;
+      case 'v': verbose = 1; break;
       case 'h': usage(stdout); return 0;
       default: usage(stderr); return 2;
     }
@@ -104,6 +127,7 @@ int main(int argc, char** argv) {
   hx_model_t* model = NULL;
   hx_status_t st = hx_model_load(model_path, &model);
   if (st != HX_OK) return fail(st, NULL);
+  if (verbose) print_variants(model_path, model);
 
   size_t nin = hx_model_input_count(model), nout = hx_model_output_count(model);
   hc_tensor* in = calloc(nin + 1, sizeof(hc_tensor));

@@ -18,6 +18,7 @@
 #include "compiler/ops/dynamic.h"
 #include "compiler/ops/op.h"
 #include "harness/artifact_abi.h"
+#include "harness/compiler.h"
 
 #define WEIGHTS_SYMBOL "harness_weights"
 
@@ -73,25 +74,14 @@ static LLVMValueRef tensor_entry(LLVMContextRef c, LLVMModuleRef mod, abi_types*
   return LLVMConstNamedStruct(t->tensor, f, 5);
 }
 
-/* The tables of one program: signature, kernels and its single variant. */
+/* The tables of one program: signature, and its kernels once per variant. */
 typedef struct program_tables {
   LLVMValueRef inputs, outputs, variants;
 } program_tables;
 
-static program_tables emit_program_tables(LLVMContextRef c, LLVMModuleRef mod, abi_types* t, const hc_program* p,
-                                          const hc_target* tgt, const hc_lower_ctx* lc) {
-  const hc_graph* g = p->g;
-  int nin = g->num_inputs, nout = g->num_outputs;
-  program_tables out;
-  LLVMValueRef* ins = malloc(sizeof(LLVMValueRef) * (size_t)(nin + 1));
-  LLVMValueRef* outs = malloc(sizeof(LLVMValueRef) * (size_t)(nout + 1));
-  for (int i = 0; i < nin; ++i) ins[i] = tensor_entry(c, mod, t, g->inputs[i], g->inputs[i]->name);
-  for (int i = 0; i < nout; ++i) outs[i] = tensor_entry(c, mod, t, g->outputs[i], g->output_names[i]);
-  out.inputs = nin ? private_const(mod, LLVMConstArray2(t->tensor, ins, (uint64_t)nin), ".inputs") : LLVMConstNull(t->ptr);
-  out.outputs = private_const(mod, LLVMConstArray2(t->tensor, outs, (uint64_t)nout), ".outputs");
-  free(ins);
-  free(outs);
-
+/* One variant entry: the kernels of program p compiled for target tgt. */
+static LLVMValueRef variant_entry(LLVMContextRef c, LLVMModuleRef mod, abi_types* t, const hc_program* p,
+                                  const hc_target* tgt, const hc_lower_ctx* lc) {
   int nk = p->num_kernels;
   LLVMValueRef* ks = malloc(sizeof(LLVMValueRef) * (size_t)(nk + 1));
   for (int k = 0; k < nk; ++k) {
@@ -105,28 +95,59 @@ static program_tables emit_program_tables(LLVMContextRef c, LLVMModuleRef mod, a
   LLVMValueRef ks_g = nk ? private_const(mod, LLVMConstArray2(t->kernel, ks, (uint64_t)nk), ".kernels") : LLVMConstNull(t->ptr);
   free(ks);
   LLVMValueRef vf[] = {cstring(c, mod, tgt->name), i64c(t, (int64_t)tgt->required_features), ks_g, i32c(t, nk), i32c(t, 0)};
-  LLVMValueRef variant = LLVMConstNamedStruct(t->variant, vf, 5);
-  out.variants = private_const(mod, LLVMConstArray2(t->variant, &variant, 1), ".variants");
+  return LLVMConstNamedStruct(t->variant, vf, 5);
+}
+
+/* progs is variant-major: program p of variant v is progs[v * num_programs + p]. */
+static program_tables emit_program_tables(LLVMContextRef c, LLVMModuleRef mod, abi_types* t, const hc_program* progs,
+                                          int num_programs, int num_variants, int p, const hc_target* tgts,
+                                          const hc_lower_ctx* lc) {
+  const hc_graph* g = progs[p].g;
+  int nin = g->num_inputs, nout = g->num_outputs;
+  program_tables out;
+  LLVMValueRef* ins = malloc(sizeof(LLVMValueRef) * (size_t)(nin + 1));
+  LLVMValueRef* outs = malloc(sizeof(LLVMValueRef) * (size_t)(nout + 1));
+  for (int i = 0; i < nin; ++i) ins[i] = tensor_entry(c, mod, t, g->inputs[i], g->inputs[i]->name);
+  for (int i = 0; i < nout; ++i) outs[i] = tensor_entry(c, mod, t, g->outputs[i], g->output_names[i]);
+  out.inputs = nin ? private_const(mod, LLVMConstArray2(t->tensor, ins, (uint64_t)nin), ".inputs") : LLVMConstNull(t->ptr);
+  out.outputs = private_const(mod, LLVMConstArray2(t->tensor, outs, (uint64_t)nout), ".outputs");
+  free(ins);
+  free(outs);
+  LLVMValueRef vs[HC_MAX_TARGETS];
+  for (int v = 0; v < num_variants; ++v)
+    vs[v] = variant_entry(c, mod, t, &progs[v * num_programs + p], &tgts[v], lc);
+  out.variants = private_const(mod, LLVMConstArray2(t->variant, vs, (uint64_t)num_variants), ".variants");
   return out;
 }
 
+/* The arena program p needs: the largest over its variants (the memory
+ * plan depends on the target's kernel plans and layouts). */
+static uint64_t program_arena_bytes(const hc_program* progs, int num_programs, int num_variants, int p) {
+  uint64_t m = 0;
+  for (int v = 0; v < num_variants; ++v) {
+    uint64_t b = progs[v * num_programs + p].pctx->arena_bytes;
+    if (b > m) m = b;
+  }
+  return m;
+}
+
 /* Builds the ABI header, its tables and harness_artifact_query(). The header
- * describes progs[0]; a batched artifact also lists every program. */
-static void emit_abi_tables(LLVMContextRef c, LLVMModuleRef mod, const hc_program* progs, int num_programs, int batched,
-                            const hc_target* tgt, const hc_lower_ctx* lc, const char* manifest, const char* producer,
-                            LLVMValueRef weights, uint64_t weights_bytes) {
+ * describes program 0; a batched artifact also lists every program. */
+static void emit_abi_tables(LLVMContextRef c, LLVMModuleRef mod, const hc_program* progs, int num_programs,
+                            int num_variants, int batched, const hc_target* tgts, const hc_lower_ctx* lc,
+                            const char* manifest, const char* producer, LLVMValueRef weights, uint64_t weights_bytes) {
   abi_types t;
   abi_types_init(c, &t);
   const hc_graph* g = progs[0].g;
   int nin = g->num_inputs, nout = g->num_outputs;
-  program_tables first = emit_program_tables(c, mod, &t, &progs[0], tgt, lc);
+  program_tables first = emit_program_tables(c, mod, &t, progs, num_programs, num_variants, 0, tgts, lc);
   LLVMValueRef programs_g = LLVMConstNull(t.ptr);
   if (batched) {
     LLVMValueRef* ps = malloc(sizeof(LLVMValueRef) * (size_t)num_programs);
     for (int i = 0; i < num_programs; ++i) {
-      program_tables pt = i == 0 ? first : emit_program_tables(c, mod, &t, &progs[i], tgt, lc);
-      LLVMValueRef f[] = {i64c(&t, progs[i].batch), i64c(&t, (int64_t)progs[i].pctx->arena_bytes), pt.inputs, pt.outputs,
-                          pt.variants, i32c(&t, 1), i32c(&t, 0)};
+      program_tables pt = i == 0 ? first : emit_program_tables(c, mod, &t, progs, num_programs, num_variants, i, tgts, lc);
+      LLVMValueRef f[] = {i64c(&t, progs[i].batch), i64c(&t, (int64_t)program_arena_bytes(progs, num_programs, num_variants, i)),
+                          pt.inputs, pt.outputs, pt.variants, i32c(&t, num_variants), i32c(&t, 0)};
       ps[i] = LLVMConstNamedStruct(t.program, f, 7);
     }
     programs_g = private_const(mod, LLVMConstArray2(t.program, ps, (uint64_t)num_programs), ".programs");
@@ -158,8 +179,9 @@ static void emit_abi_tables(LLVMContextRef c, LLVMModuleRef mod, const hc_progra
       i32c(&t, HX_ABI_MAGIC), LLVMConstInt(t.i16, HX_ABI_VERSION_MAJOR, 0), LLVMConstInt(t.i16, HX_ABI_VERSION_MINOR, 0),
       i32c(&t, (int64_t)sizeof(hx_abi_header)), i32c(&t, HX_BASE_FIRST_IO + nin + nout),
       cstring(c, mod, producer), cstring(c, mod, g->name), cstring(c, mod, manifest),
-      i64c(&t, (int64_t)progs[0].pctx->arena_bytes), i64c(&t, 64), weights, i64c(&t, (int64_t)weights_bytes),
-      first.inputs, first.outputs, i32c(&t, nin), i32c(&t, nout), first.variants, i32c(&t, 1), i32c(&t, 0),
+      i64c(&t, (int64_t)program_arena_bytes(progs, num_programs, num_variants, 0)), i64c(&t, 64), weights,
+      i64c(&t, (int64_t)weights_bytes), first.inputs, first.outputs, i32c(&t, nin), i32c(&t, nout), first.variants,
+      i32c(&t, num_variants), i32c(&t, 0),
       programs_g, i32c(&t, batched ? num_programs : 0), i32c(&t, 0), dynamic_g, i32c(&t, num_dynamic), i32c(&t, 0)};
   LLVMValueRef header = private_const(mod, LLVMConstNamedStruct(t.header, hf, 25), "harness_header");
   LLVMSetAlignment(header, 16);
@@ -291,13 +313,45 @@ hx_status_t hc_emit_artifact(hc_pass_ctx* pctx, hc_graph* g, const hc_target* tg
 
 hx_status_t hc_emit_programs(hc_program* progs, int num_programs, int batched, const hc_target* tgt,
                              const hc_emit_options* opts) {
-  if (num_programs < 1) return hx_status_make(HX_STATUS_INVALID_ARGUMENT, "no program to emit");
+  return hc_emit_variants(progs, num_programs, 1, batched, tgt, opts);
+}
+
+/* A fat artifact's ABI tables have one dims slot per dynamic output, shared
+ * by the variants, so their memory plans must agree on it. */
+static hx_status_t check_variant_dynamic_outputs(const hc_program* progs, int num_programs, int num_variants) {
+  for (int v = 1; v < num_variants; ++v)
+    for (int p = 0; p < num_programs; ++p) {
+      const hc_graph* g0 = progs[p].g;
+      const hc_graph* gv = progs[v * num_programs + p].g;
+      for (int i = 0; i < g0->num_outputs && i < gv->num_outputs; ++i) {
+        if (!g0->outputs[i]->dynamic) continue;
+        if (!gv->outputs[i]->dynamic ||
+            hc_dyn_owner(gv->outputs[i])->dyn_dims_offset != hc_dyn_owner(g0->outputs[i])->dyn_dims_offset)
+          return hx_status_make(HX_STATUS_UNSUPPORTED,
+                                "fat artifacts do not support output '%s' (value-dependent shape) yet: its memory plan "
+                                "differs between targets; compile one target at a time",
+                                g0->output_names[i]);
+      }
+    }
+  return HX_OK;
+}
+
+hx_status_t hc_emit_variants(hc_program* progs, int num_programs, int num_variants, int batched,
+                             const hc_target* tgts, const hc_emit_options* opts) {
+  if (num_programs < 1 || num_variants < 1 || num_variants > HC_MAX_TARGETS)
+    return hx_status_make(HX_STATUS_INVALID_ARGUMENT, "no program to emit");
+  const int total = num_programs * num_variants;
+  const hc_target* tgt = &tgts[num_variants - 1]; /* the module's target machine: the least capable */
+  if (num_variants > 1 && (opts->kind == HC_EMIT_MEMPLAN || opts->kind == HC_EMIT_MEMPLAN_SVG))
+    return hx_status_make(HX_STATUS_INVALID_ARGUMENT,
+                          "--emit memplan/memplan-svg describes one target's memory plan: give a single --target");
+  if (num_variants > 1) HX_RETURN_IF_ERROR(check_variant_dynamic_outputs(progs, num_programs, num_variants));
   /* The memory plan needs no code: written straight from the planned graphs. */
   if (opts->kind == HC_EMIT_MEMPLAN || opts->kind == HC_EMIT_MEMPLAN_SVG)
     return hc_memplan_write(progs, num_programs, batched, opts->kind == HC_EMIT_MEMPLAN_SVG, opts->output_path);
   hc_graph* g = progs[0].g;
   uint64_t weights_bytes = progs[0].pctx->weights_bytes;
-  if (num_programs > 1) HX_RETURN_IF_ERROR(share_weights(progs, num_programs, &weights_bytes));
+  if (total > 1) HX_RETURN_IF_ERROR(share_weights(progs, total, &weights_bytes));
   hc_llvm_init();
   hx_status_t st = HX_OK;
   LLVMContextRef c = LLVMContextCreate();
@@ -319,19 +373,38 @@ hx_status_t hc_emit_programs(hc_program* progs, int num_programs, int batched, c
   LLVMSetModuleDataLayout(mod, dl);
   LLVMDisposeTargetData(dl);
 
-  for (int p = 0; p < num_programs && st == HX_OK; ++p) {
+  char prefix[16];
+  for (int p = 0; p < total && st == HX_OK; ++p) {
     hc_graph* pg = progs[p].g;
+    const hc_target* vt = &tgts[p / num_programs];
     lc.graph = pg;
+    lc.target = vt;
+    if (num_variants > 1) {
+      snprintf(prefix, sizeof prefix, "v%d_", p / num_programs);
+      lc.symbol_prefix = prefix;
+    }
     progs[p].first_kernel = lc.num_kernels;
     for (int i = 0; i < pg->num_nodes && st == HX_OK; ++i) st = hc_op_lower(&lc, pg->nodes[i]);
     if (st != HX_OK && batched) st = hx_status_annotate(st, "batch %lld", (long long)progs[p].batch);
+    if (st != HX_OK && num_variants > 1) st = hx_status_annotate(st, "target %s", vt->name);
     progs[p].num_kernels = lc.num_kernels - progs[p].first_kernel;
     if (st == HX_OK) assign_kernel_groups(&lc, &progs[p]);
+    /* A fat artifact's module has the least capable target machine; each
+     * kernel carries its own variant's CPU so LLVM's vectoriser, instruction
+     * selection and scheduling see that variant's ISA (function multiversioning). */
+    for (int k = progs[p].first_kernel; num_variants > 1 && k < lc.num_kernels; ++k) {
+      LLVMValueRef fn = lc.kernels[k].fn;
+      LLVMAddTargetDependentFunctionAttr(fn, "target-cpu", vt->cpu);
+      /* Always set (even ""), or the module machine's feature string would apply. */
+      LLVMAddTargetDependentFunctionAttr(fn, "target-features", vt->features);
+    }
   }
   lc.graph = g;
+  lc.target = &tgts[0];
+  lc.symbol_prefix = NULL;
   if (st != HX_OK) goto done;
 
-  manifest = hc_manifest_json(progs, num_programs, batched, weights_bytes, tgt, &lc, opts->producer,
+  manifest = hc_manifest_json(progs, num_programs, num_variants, batched, weights_bytes, tgts, &lc, opts->producer,
                               opts->kind != HC_EMIT_MANIFEST);
   if (!manifest) {
     st = hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory writing the manifest");
@@ -348,7 +421,8 @@ hx_status_t hc_emit_programs(hc_program* progs, int num_programs, int batched, c
   LLVMValueRef weights = LLVMAddGlobal(mod, wty, WEIGHTS_SYMBOL);
   LLVMSetAlignment(weights, 64);
   LLVMSetGlobalConstant(weights, 1);
-  emit_abi_tables(c, mod, progs, num_programs, batched, tgt, &lc, manifest, opts->producer, weights, weights_bytes);
+  emit_abi_tables(c, mod, progs, num_programs, num_variants, batched, tgts, &lc, manifest, opts->producer, weights,
+                  weights_bytes);
 
   st = hc_llvm_verify_module(mod);
   if (st != HX_OK) goto done;
@@ -383,7 +457,7 @@ hx_status_t hc_emit_programs(hc_program* progs, int num_programs, int batched, c
     goto done;
   }
 
-  st = pack_weights(progs, num_programs, weights_bytes, &wbuf);
+  st = pack_weights(progs, total, weights_bytes, &wbuf);
   if (st != HX_OK) goto done;
   LLVMSetInitializer(weights, LLVMConstStringInContext2(c, (const char*)wbuf, weights_bytes ? weights_bytes : 1, 1));
   LLVMSetLinkage(weights, LLVMInternalLinkage);

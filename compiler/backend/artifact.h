@@ -34,4 +34,15 @@ hx_status_t hc_emit_artifact(hc_pass_ctx* pctx, hc_graph* g, const hc_target* t,
 hx_status_t hc_emit_programs(hc_program* progs, int num_programs, int batched, const hc_target* t,
                              const hc_emit_options* opts);
 
+/* Emits a fat artifact: the same programs compiled for num_variants targets
+ * (best first; the runtime picks the first one the CPU runs). progs is
+ * variant-major: program p of targets[v] is progs[v * num_programs + p],
+ * each planned by its own pass pipeline for its target. All kernels go into
+ * one module, each function carrying its variant's target-cpu/-features and
+ * a symbol prefixed "v<N>_"; constants whose bytes are equal across variants
+ * share one place in the weights blob, different (re-packed) ones get their
+ * own. The header's arena is the largest variant's. */
+hx_status_t hc_emit_variants(hc_program* progs, int num_programs, int num_variants, int batched,
+                             const hc_target* targets, const hc_emit_options* opts);
+
 #endif /* HARNESS_BACKEND_ARTIFACT_H */

@@ -98,8 +98,19 @@ static void add_arena(cJSON* o, const hc_pass_ctx* pctx) {
   cJSON_AddNumberToObject(arena, "alignment", 64);
 }
 
-char* hc_manifest_json(const hc_program* progs, int num_programs, int batched, uint64_t weights_bytes,
-                       const hc_target* t, const hc_lower_ctx* lc, const char* producer, int compact) {
+static cJSON* target_json(const hc_target* t) {
+  cJSON* target = cJSON_CreateObject();
+  cJSON_AddStringToObject(target, "name", t->name);
+  cJSON_AddStringToObject(target, "triple", t->triple);
+  cJSON_AddStringToObject(target, "cpu", t->cpu);
+  cJSON_AddNumberToObject(target, "vector_bits", t->vector_bits);
+  cJSON_AddItemToObject(target, "required_features", feature_list(t->required_features));
+  return target;
+}
+
+char* hc_manifest_json(const hc_program* progs, int num_programs, int num_variants, int batched, uint64_t weights_bytes,
+                       const hc_target* targets, const hc_lower_ctx* lc, const char* producer, int compact) {
+  const hc_target* t = &targets[0];
   const hc_graph* g = progs[0].g;
   const hc_pass_ctx* pctx = progs[0].pctx;
   cJSON* root = cJSON_CreateObject();
@@ -112,12 +123,7 @@ char* hc_manifest_json(const hc_program* progs, int num_programs, int batched, u
   cJSON_AddStringToObject(root, "model", g->name);
   cJSON_AddNumberToObject(root, "opset", g->default_opset);
 
-  cJSON* target = cJSON_AddObjectToObject(root, "target");
-  cJSON_AddStringToObject(target, "name", t->name);
-  cJSON_AddStringToObject(target, "triple", t->triple);
-  cJSON_AddStringToObject(target, "cpu", t->cpu);
-  cJSON_AddNumberToObject(target, "vector_bits", t->vector_bits);
-  cJSON_AddItemToObject(target, "required_features", feature_list(t->required_features));
+  cJSON_AddItemToObject(root, "target", target_json(t));
 
   add_arena(root, pctx);
   cJSON* weights = cJSON_AddObjectToObject(root, "weights");
@@ -135,6 +141,27 @@ char* hc_manifest_json(const hc_program* progs, int num_programs, int batched, u
       add_arena(o, progs[i].pctx);
       add_signature(o, progs[i].g);
       cJSON_AddItemToObject(o, "kernels", kernels_json(&progs[i], lc));
+      cJSON_AddItemToArray(list, o);
+    }
+  }
+  if (num_variants > 1) { /* fat artifact: every variant, best first */
+    cJSON* list = cJSON_AddArrayToObject(root, "variants");
+    for (int v = 0; v < num_variants; ++v) {
+      const hc_program* vp = &progs[v * num_programs];
+      cJSON* o = cJSON_CreateObject();
+      cJSON_AddItemToObject(o, "target", target_json(&targets[v]));
+      add_arena(o, vp->pctx);
+      cJSON_AddItemToObject(o, "kernels", kernels_json(vp, lc));
+      if (batched) {
+        cJSON* plist = cJSON_AddArrayToObject(o, "programs");
+        for (int i = 0; i < num_programs; ++i) {
+          cJSON* po = cJSON_CreateObject();
+          cJSON_AddNumberToObject(po, "batch", (double)vp[i].batch);
+          add_arena(po, vp[i].pctx);
+          cJSON_AddItemToObject(po, "kernels", kernels_json(&vp[i], lc));
+          cJSON_AddItemToArray(plist, po);
+        }
+      }
       cJSON_AddItemToArray(list, o);
     }
   }

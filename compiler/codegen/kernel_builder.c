@@ -37,8 +37,8 @@ hx_status_t hc_kb_begin(hc_lower_ctx* lc, const hc_node* node, const char* suffi
   kb->node = node;
   kb->tasks = tasks < 0 ? 0 : tasks;
   init_types(kb);
-  char sym[160];
-  snprintf(sym, sizeof sym, "hk%d_%.40s_%.60s%s%.20s", lc->symbol_counter++, node ? node->op_type : "k",
+  char sym[192];
+  snprintf(sym, sizeof sym, "%.16shk%d_%.40s_%.60s%s%.20s", lc->symbol_prefix ? lc->symbol_prefix : "", lc->symbol_counter++, node ? node->op_type : "k",
            node ? node->name : "", suffix ? "_" : "", suffix ? suffix : "");
   sanitize(sym);
   LLVMTypeRef params[3] = {kb->t_ptr, kb->t_i64, kb->t_i64};

@@ -45,6 +45,7 @@ typedef struct hc_lower_ctx {
   int num_kernels, cap_kernels;
   int symbol_counter;
   hc_arena* arena;      /* names of kernels */
+  const char* symbol_prefix; /* prepended to kernel symbols (the variant tag of a fat artifact); NULL = none */
 } hc_lower_ctx;
 
 /* Builder for one kernel function. */

@@ -12,11 +12,13 @@
 
 #define HC_MAX_OVERRIDES 64
 #define HC_MAX_BATCHES 16
+#define HC_MAX_TARGETS 4 /* targets of one fat artifact (--target A,B) */
 
 typedef struct hc_compile_options {
   const char* input_path;   /* model.onnx */
   const char* output_path;  /* artifact path, or "-" for stdout (text emits) */
-  const char* target;       /* "native" (default), "x86-64-v3", "x86-64-v4" */
+  const char* target;       /* "native" (default), "x86-64-v3", "x86-64-v4", or a comma list of
+                               them for a fat artifact (one code variant per target) */
   const char* mcpu;         /* optional CPU model */
   int opt_level;            /* 0..3, default 3 */
   const char* emit;         /* "lib" (default), "obj", "llvm-ir", "asm", "manifest", "memplan", "memplan-svg" */
