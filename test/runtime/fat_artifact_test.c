@@ -161,6 +161,17 @@ static void bad_target_lists(void** state) {
                   "need the same CPU features");
   ts_assert_error(compile_fat(tiny_cnn(), "x86-64-v3,bogus", NULL, so), HX_STATUS_INVALID_ARGUMENT, "bogus");
   ts_assert_error(compile_fat(tiny_cnn(), "x86-64-v3,", NULL, so), HX_STATUS_INVALID_ARGUMENT, "separated by commas");
+  /* --mcpu names one CPU; the memory plan is one target's. */
+  hc_compile_options o;
+  hc_compile_options_init(&o);
+  o.input_path = tiny_cnn();
+  o.output_path = "/tmp/harness-fat-never-written.so";
+  o.target = "x86-64-v3,x86-64-v4";
+  o.mcpu = "znver4";
+  ts_assert_error(hc_compile(&o), HX_STATUS_INVALID_ARGUMENT, "--mcpu names one CPU");
+  o.mcpu = NULL;
+  o.emit = "memplan";
+  ts_assert_error(hc_compile(&o), HX_STATUS_INVALID_ARGUMENT, "give a single --target");
 }
 
 int main(void) {
