@@ -973,8 +973,12 @@ int main(int argc, char** argv) {
     }
     printf("}\n");
   } else {
-    printf("model      %s (%s), target %s, %d thread%s, %u kernels, %.3f GFLOP per run\n", o.model,
-           hx_model_name(model), target, threads_used, threads_used == 1 ? "" : "s", nk, flops / 1e9);
+    char variant_note[64] = ""; /* a fat artifact: which of its variants this CPU runs */
+    if (d.header->num_variants > 1)
+      snprintf(variant_note, sizeof variant_note, " (variant %u of %u)", (unsigned)(d.variant - d.header->variants) + 1,
+               (unsigned)d.header->num_variants);
+    printf("model      %s (%s), target %s%s, %d thread%s, %u kernels, %.3f GFLOP per run\n", o.model,
+           hx_model_name(model), target, variant_note, threads_used, threads_used == 1 ? "" : "s", nk, flops / 1e9);
     printf("latency    median %.4f ms  p90 %.4f ms  p99 %.4f ms  (min %.4f, mean %.4f, max %.4f; %d runs)\n",
            lat.median / 1e6, lat.p90 / 1e6, lat.p99 / 1e6, lat.min / 1e6, lat.mean / 1e6, lat.max / 1e6, n);
     printf("throughput %.2f inferences/s (one stream), %.2f GFLOP/s at the median\n", lat.mean > 0 ? 1e9 / lat.mean : 0,
