@@ -115,6 +115,26 @@ def conv_case(root, name, x_shape, M, k, stride=1, pad=0, group=1, bias=True, re
         write(root, name, p, nodes, [("x", x)], [("y", y.astype(np.float32))], inits)
 
 
+def input_layer_case(root, name):
+    """The input-layer rule (passes/precision.c): a small first convolution
+    that reads the graph input keeps float32 weights, so its weights here are
+    NOT on the precision's grid (narrowing them would move the outputs by
+    ~1e-3 relative, far past the checker's tolerance); the two later
+    convolutions, ~190x its weight bytes, are narrowed, weights on the grid."""
+    chan = lambda a: np.arange(a.shape[0]).reshape(-1, 1, 1, 1) + np.zeros(a.shape, np.int64)
+    for p in PRECISIONS:
+        x = RNG.standard_normal((1, 3, 12, 12)).astype(np.float32)
+        w1 = (RNG.standard_normal((8, 3, 3, 3)) * 0.3).astype(np.float32)
+        w2 = on_grid(RNG.standard_normal((64, 8, 3, 3)).astype(np.float32) * 0.2, p, chan)
+        w3 = on_grid(RNG.standard_normal((64, 64, 3, 3)).astype(np.float32) * 0.05, p, chan)
+        y = x
+        for w in (w1, w2, w3):
+            y = conv_ref(y, w, None, 1, 1, 1).astype(np.float32)
+        conv = lambda i, w, o: helper.make_node("Conv", [i, w], [o], kernel_shape=[3, 3], pads=[1] * 4)
+        nodes = [conv("x", "w1", "h1"), conv("h1", "w2", "h2"), conv("h2", "w3", "y")]
+        write(root, name, p, nodes, [("x", x)], [("y", y)], [("w1", w1), ("w2", w2), ("w3", w3)])
+
+
 def gemm_case(root, name, M, K, N, trans_b=0, c=None, relu=False):
     for p in PRECISIONS:
         a = RNG.standard_normal((M, K)).astype(np.float32)
@@ -174,6 +194,7 @@ def main():
     conv_case(root, "conv_1x1_small_plane", (1, 96, 7, 7), 64, 1)
     conv_case(root, "conv_depthwise", (1, 16, 15, 15), 16, 3, pad=1, group=16)
     conv_case(root, "conv_depthwise_s2_relu", (1, 24, 14, 13), 24, 5, stride=2, pad=2, group=24, relu=True)
+    input_layer_case(root, "input_layer_stays_fp32")
     # Gemm and MatMul: B read in place, packed at compile time (-O2+) or by a
     # packing kernel (-O1, large B).
     gemm_case(root, "gemm_small", 5, 70, 45, c=(45,))
