@@ -64,7 +64,7 @@ def main():
     ap.add_argument("--target", default=None, help="harnessc --target (default: native)")
     ap.add_argument("--peak-isa", choices=["avx2", "avx512"], default=None,
                     help="peak to quote (default: the machine's widest ISA)")
-    ap.add_argument("--profile-s", type=float, default=5.0, help="seconds of profiled runs per model")
+    ap.add_argument("--profile-s", type=float, default=5.0, help="seconds of profiled runs per model (0: no profile)")
     ap.add_argument("--json", default=None, help="write all results here")
     ap.add_argument("--no-compile", action="store_true", help="reuse existing artifacts")
     a = ap.parse_args()
@@ -119,9 +119,9 @@ def main():
                 row["ort_peak_pct"] = 100 * row["ort_gflops"] / peak
                 rows.append(row)
                 log(f"  harness {hm:.4f} ms, ort {om:.4f} ms, ratio {hm / om:.3f}")
-            log(f"{name}: profiling at 1 thread")
-            prof = profile(bin_dir, art, spec, 1, a.profile_s)
-            profiles[name] = prof
+            if a.profile_s > 0:
+                log(f"{name}: profiling at 1 thread")
+                profiles[name] = profile(bin_dir, art, spec, 1, a.profile_s)
         except RuntimeError as e:
             failures.append({"model": name, "error": str(e)})
             log(f"{name}: FAILED\n{e}")
