@@ -1421,10 +1421,17 @@ static hx_status_t emit_conv_pixels(hc_lower_ctx* lc, cf_emit* e) {
   hc_kb* kb = e->kb;
   cf_pix_plan q;
   plan_pixels(lc, p, e->P, e->vl, &q);
-  /* Fused ops without extra operands can run on whole vectors whatever
-   * row their lanes land in. */
-  bool no_operands = e->n->num_inputs <= e->n->fused_input_base || !e->epi.count;
-  e->masked_rows = !e->direct && p->nd == 2 && e->f->V[1] >= (int64_t)e->vl && no_operands;
+  /* Fused ops whose operands do not vary over the plane (scalars such as
+   * Clip's bounds; per-channel ones when light) can run on whole vectors
+   * whatever row their lanes land in (heavy ones run over a tile of several
+   * channels with zero coordinates, so only scalars there). */
+  bool plane_uniform = true;
+  bool heavy = e->epi.count && !hc_epilogue_light(e->n);
+  for (int i = e->n->fused_input_base; e->epi.count && i < e->n->num_inputs; ++i) {
+    const int64_t* cf = e->epi.coef[i - e->n->fused_input_base];
+    if (e->n->inputs[i] && (cf[2] != 0 || (heavy && (cf[0] != 0 || cf[1] != 0)))) plane_uniform = false;
+  }
+  e->masked_rows = !e->direct && p->nd == 2 && e->f->V[1] >= (int64_t)e->vl && plane_uniform;
   if (!e->direct || e->epi.count) e->tile = hc_kb_alloca(kb, LLVMArrayType2(kb->t_f32, (uint64_t)(q.mr * q.nr)), "tile");
   hc_loop task;
   LLVMValueRef t = hc_kb_task_loop_begin(kb, &task);
