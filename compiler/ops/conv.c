@@ -2136,9 +2136,10 @@ static hx_status_t emit_conv_depthwise(hc_lower_ctx* lc, cf_emit* e) {
   if (ia > OH) ia = OH;
   if (ib > OH) ib = OH;
   if (ib < ia) ib = ia;
-  if (q.rb == OH && OH * q.nseg <= DW_MAX_ACC) {
+  if (q.rb == OH && OH * q.nseg <= (hc_ukr_registers(lc) == 32 ? DW_MAX_ACC : 12)) {
     /* A small plane (7x7, 14x14): all of it in one block of independent
-     * accumulators, border rows resolved at compile time. Split into the
+     * accumulators (as many as the registers hold beside a weight and an
+     * input vector), border rows resolved at compile time. Split into the
      * three row ranges below, its few rows would each be one serial chain. */
     dw_block(&x, hc_kb_i64(kb, 0), (int)OH, true, NULL, 0, q.nseg, false);
     hc_loop_end(kb, &task);
