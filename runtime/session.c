@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "arena_memory.h"
 #include "executor.h"
 #include "model.h"
 #include "thread_pool.h"
@@ -15,6 +16,8 @@ struct hx_session {
   hx_exec_scratch* scratch;
   void* arena;      /* planned arena */
   int owns_arena;
+  int arena_mapped;   /* owned arena is a huge-page mapping (arena_memory.h) */
+  size_t arena_alloc_bytes;
   void** bases;     /* HX_BASE_* layout, see artifact_abi.h */
   size_t* bound_bytes; /* bytes bound per input then output, 0 = unbound */
 };
@@ -51,7 +54,8 @@ static hx_status_t create_session(const hx_model_t* model, const hx_program* pro
   } else if (program->arena_bytes > 0) {
     size_t align = h->arena_alignment < 64 ? 64 : (size_t)h->arena_alignment;
     size_t bytes = ((size_t)program->arena_bytes + align - 1) / align * align;
-    s->arena = aligned_alloc(align, bytes);
+    s->arena = hx_arena_memory_alloc(bytes, align, &s->arena_mapped);
+    s->arena_alloc_bytes = bytes;
     if (!s->arena) {
       st = hx_status_make(HX_STATUS_OUT_OF_MEMORY, "cannot allocate %zu-byte arena", bytes);
       goto fail;
@@ -112,7 +116,7 @@ void hx_session_free(hx_session_t* session) {
   if (!session) return;
   hx_pool_free(session->pool);
   hx_exec_scratch_free(session->scratch);
-  if (session->owns_arena) free(session->arena);
+  if (session->owns_arena) hx_arena_memory_free(session->arena, session->arena_alloc_bytes, session->arena_mapped);
   free(session->bases);
   free(session->bound_bytes);
   free(session);

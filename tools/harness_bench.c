@@ -47,6 +47,8 @@
 #include "harness/harness.h"
 #include "tools/common/tensor_file.h"
 
+#include "runtime/arena_memory.h" /* the arena memory a session uses */
+
 #define MAX_INPUT_FILES 64
 
 typedef struct options {
@@ -530,6 +532,8 @@ typedef struct direct_model {
   const hx_abi_kernel* kernels;
   uint32_t num_kernels;
   void* arena;
+  int arena_mapped;
+  size_t arena_bytes;
   void** bases;
   const char** ops; /* ONNX op type per kernel, from the manifest ("?" if absent) */
   cJSON* manifest;
@@ -555,7 +559,9 @@ static int direct_open(const char* path, const hx_model_t* model, const io_buffe
   d->num_kernels = d->variant->num_kernels;
   size_t align = h->arena_alignment < 64 ? 64 : (size_t)h->arena_alignment;
   if (need_arena && h->arena_bytes) {
-    d->arena = aligned_alloc(align, round_up((size_t)h->arena_bytes, align));
+    /* The same kind of memory as a session's arena (huge pages). */
+    d->arena = hx_arena_memory_alloc((size_t)h->arena_bytes, align, &d->arena_mapped);
+    d->arena_bytes = (size_t)h->arena_bytes;
     if (!d->arena) return fprintf(stderr, "error: cannot allocate the %llu-byte arena\n",
                                   (unsigned long long)h->arena_bytes), 1;
     memset(d->arena, 0, (size_t)h->arena_bytes);
@@ -580,7 +586,7 @@ static int direct_open(const char* path, const hx_model_t* model, const io_buffe
 }
 
 static void direct_close(direct_model* d) {
-  free(d->arena);
+  hx_arena_memory_free(d->arena, d->arena_bytes, d->arena_mapped);
   free(d->bases);
   free(d->ops);
   cJSON_Delete(d->manifest);

@@ -13,8 +13,14 @@ runs A B / B A / ... so that machine load hits both alike. Reports each
 engine's median over all runs, the ratio Harness/ORT, achieved GFLOP/s (the
 artifact manifest's flop count over the median) and percent of this
 machine's fp32 peak (2 FMA x lanes x 2 flops x measured GHz x threads; see
-`harness-bench --peak`). Then profiles each artifact at one thread
-(`harness-bench --profile`) for framework overhead and the time by op type.
+`harness-bench --peak`), and beside it the ratio of on-CPU time per run
+(each engine's threads' time on a core, from /proc/PID/task/*/schedstat,
+median over blocks): on a shared machine, wall time also counts the time an
+engine waited for a core another process held, on-CPU time does not, so at
+one thread the "cpu H/ORT" column is the steadier ratio (at several threads
+it also counts spinning workers and means little). Then profiles each
+artifact at one thread (`harness-bench --profile`; `--profile-s 0` skips it)
+for framework overhead and the time by op type.
 """
 import argparse
 import json
@@ -64,7 +70,7 @@ def main():
     ap.add_argument("--target", default=None, help="harnessc --target (default: native)")
     ap.add_argument("--peak-isa", choices=["avx2", "avx512"], default=None,
                     help="peak to quote (default: the machine's widest ISA)")
-    ap.add_argument("--profile-s", type=float, default=5.0, help="seconds of profiled runs per model")
+    ap.add_argument("--profile-s", type=float, default=5.0, help="seconds of profiled runs per model (0: no profile)")
     ap.add_argument("--json", default=None, help="write all results here")
     ap.add_argument("--no-compile", action="store_true", help="reuse existing artifacts")
     a = ap.parse_args()
@@ -96,7 +102,8 @@ def main():
                 try:
                     o = engines.ort_engine(onnx_path, t, spec)
                     try:
-                        times, rmed = engines.interleave([h, o], a.rounds, a.block_s)
+                        cpu = {}
+                        times, rmed = engines.interleave([h, o], a.rounds, a.block_s, cpu=cpu)
                     finally:
                         o.close()
                 finally:
@@ -114,25 +121,34 @@ def main():
                     "ort_p90_ms": float(np.percentile(times["ort"], 90)) / 1e6,
                     "harness_gflops": flops / (hm * 1e6), "ort_gflops": flops / (om * 1e6),
                     "peak_gflops": peak,
+                    # Median over blocks of on-CPU time per run (all threads
+                    # of the process, spinning workers included): at one
+                    # thread, the ratio that machine load disturbs least.
+                    "harness_cpu_ms": statistics.median(cpu["harness"]) / 1e6 if cpu.get("harness") else None,
+                    "ort_cpu_ms": statistics.median(cpu["ort"]) / 1e6 if cpu.get("ort") else None,
                 }
+                if row["harness_cpu_ms"] and row["ort_cpu_ms"]:
+                    row["cpu_ratio"] = row["harness_cpu_ms"] / row["ort_cpu_ms"]
                 row["harness_peak_pct"] = 100 * row["harness_gflops"] / peak
                 row["ort_peak_pct"] = 100 * row["ort_gflops"] / peak
                 rows.append(row)
-                log(f"  harness {hm:.4f} ms, ort {om:.4f} ms, ratio {hm / om:.3f}")
-            log(f"{name}: profiling at 1 thread")
-            prof = profile(bin_dir, art, spec, 1, a.profile_s)
-            profiles[name] = prof
+                log(f"  harness {hm:.4f} ms, ort {om:.4f} ms, ratio {hm / om:.3f}"
+                    + (f"; on-CPU per run {row['harness_cpu_ms']:.4f} / {row['ort_cpu_ms']:.4f} ms, "
+                       f"ratio {row['cpu_ratio']:.3f}" if row.get("cpu_ratio") else ""))
+            if a.profile_s > 0:
+                log(f"{name}: profiling at 1 thread")
+                profiles[name] = profile(bin_dir, art, spec, 1, a.profile_s)
         except RuntimeError as e:
             failures.append({"model": name, "error": str(e)})
             log(f"{name}: FAILED\n{e}")
 
     print(f"peak: {peak_name}, {peak_core:.1f} GFLOP/s per core ({machine['clock_ghz']:.2f} GHz measured)")
     print(f"{'model':<16} {'thr':>3} {'Harness ms':>11} {'ORT ms':>10} {'H/ORT':>6} {'H GFLOP/s':>10} {'H %pk':>6} "
-          f"{'ORT GFLOP/s':>11} {'ORT %pk':>7}")
+          f"{'ORT GFLOP/s':>11} {'ORT %pk':>7} {'cpu H/ORT':>9}")
     for r in rows:
         print(f"{r['model']:<16} {r['threads']:>3} {r['harness_ms']:>11.4f} {r['ort_ms']:>10.4f} {r['ratio']:>6.3f} "
               f"{r['harness_gflops']:>10.2f} {r['harness_peak_pct']:>5.1f}% {r['ort_gflops']:>11.2f} "
-              f"{r['ort_peak_pct']:>6.1f}%")
+              f"{r['ort_peak_pct']:>6.1f}% {r.get('cpu_ratio') or float('nan'):>9.3f}")
     for name, p in profiles.items():
         print(f"{name}: framework overhead {p['profile']['overhead_us']:.3f} us per inference at 1 thread")
     for f in failures:

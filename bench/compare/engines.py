@@ -2,6 +2,7 @@
 bench/compare/ort_bench.js --serve speak the same line protocol ("run K" ->
 {"times_ns": [...]}), so a driver can alternate blocks of runs between
 engines that stay loaded, and machine-wide noise hits both alike."""
+import glob
 import json
 import os
 import statistics
@@ -36,6 +37,20 @@ class Engine:
             raise RuntimeError(f"{self.name}: {line}")
         return reply["times_ns"]
 
+    def cpu_ns(self):
+        """Nanoseconds the engine's threads have spent on a CPU so far
+        (/proc/PID/task/*/schedstat), 0 where that is not available. Unlike
+        wall time, it leaves out the time the engine waited for a core that
+        another process held; it includes spinning pool workers."""
+        total = 0
+        for f in glob.glob(f"/proc/{self.proc.pid}/task/*/schedstat"):
+            try:
+                with open(f) as fh:
+                    total += int(fh.read().split()[0])
+            except (OSError, ValueError, IndexError):
+                pass
+        return total
+
     def close(self):
         try:
             self.proc.stdin.write("quit\n")
@@ -61,11 +76,14 @@ def ort_engine(model, threads, input_spec=None, warmup=10):
     return Engine("ort", cmd)
 
 
-def interleave(engines, rounds, block_s=0.25, pause_s=0.02, min_block=1, max_block=2000):
+def interleave(engines, rounds, block_s=0.25, pause_s=0.02, min_block=1, max_block=2000, cpu=None):
     """Runs blocks of each engine in turn (A B, then B A, ...) for `rounds`
     rounds, with a short pause between blocks so the other engine's spinning
     workers park; each engine's block size is chosen so a block lasts about
-    block_s. Returns {name: [times_ns]} and {name: [per-round medians]}."""
+    block_s. Returns {name: [times_ns]} and {name: [per-round medians]}.
+    If `cpu` is a dict, cpu[name] gets each block's on-CPU ns per run
+    (Engine.cpu_ns): at one thread, a measure that machine load inflates
+    much less than wall time."""
     block = {}
     for e in engines:
         probe = e.run(3)
@@ -77,7 +95,10 @@ def interleave(engines, rounds, block_s=0.25, pause_s=0.02, min_block=1, max_blo
         order = engines if r % 2 == 0 else list(reversed(engines))
         for e in order:
             time.sleep(pause_s)
+            c0 = e.cpu_ns() if cpu is not None else 0
             t = e.run(block[e.name])
+            if cpu is not None:
+                cpu.setdefault(e.name, []).append((e.cpu_ns() - c0) / len(t))
             times[e.name] += t
             round_medians[e.name].append(statistics.median(t))
     return times, round_medians

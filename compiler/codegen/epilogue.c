@@ -86,9 +86,75 @@ LLVMValueRef hc_epilogue_apply(hc_kb* kb, const hc_epilogue* e, LLVMValueRef val
   return hc_fused_eval(kb, n, value, inputs);
 }
 
+/* Ops whose scalar lowering is built only from hc_kb arithmetic, compares,
+ * selects, min/max and hc_kb_const, so that it is valid on vectors too. */
+static bool vector_safe_op(const char* op) {
+  static const char* const ok[] = {"Relu", "Clip", "Add", "Sub", "Mul", "Div", "LeakyRelu", "HardSigmoid", "HardSwish",
+                                   NULL};
+  for (int k = 0; ok[k]; ++k)
+    if (!strcmp(op, ok[k])) return true;
+  return false;
+}
+
+/* The fused ops evaluated on whole float32 vectors: operands that do not
+ * vary along group g are splat, operands contiguous along g (coefficient 1)
+ * are vector loads of the `lanes` valid lanes. NULL when the epilogue does
+ * not qualify (other ops or types, strided operands). */
+static LLVMValueRef apply_whole_vector(hc_kb* kb, const hc_epilogue* e, LLVMValueRef value, LLVMValueRef* coord, int g,
+                                       unsigned lanes) {
+  const hc_node* n = e->node;
+  LLVMTypeRef vt = LLVMTypeOf(value);
+  if (LLVMGetTypeKind(vt) != LLVMVectorTypeKind || LLVMGetElementType(vt) != kb->t_f32) return NULL;
+  if (n->outputs[0]->dtype != HX_DTYPE_FLOAT32) return NULL;
+  for (int j = 0; j < n->num_fused; ++j)
+    if (!vector_safe_op(n->fused[j].node->op_type) || n->fused[j].node->outputs[0]->dtype != HX_DTYPE_FLOAT32)
+      return NULL;
+  unsigned vl = LLVMGetVectorSize(vt);
+  for (int i = n->fused_input_base; i < n->num_inputs; ++i) {
+    const hc_value* v = n->inputs[i];
+    int k = i - n->fused_input_base;
+    if (v && (v->dtype != HX_DTYPE_FLOAT32 || (e->coef[k][g] != 0 && e->coef[k][g] != 1))) return NULL;
+  }
+  LLVMValueRef inputs[HC_EPILOGUE_MAX_INPUTS + 8] = {0};
+  for (int i = n->fused_input_base; i < n->num_inputs; ++i) {
+    int k = i - n->fused_input_base;
+    const hc_value* v = n->inputs[i];
+    if (!v) continue;
+    LLVMValueRef idx = hc_kb_i64(kb, 0);
+    for (int d = 0; d < 3; ++d)
+      if (e->coef[k][d])
+        idx = hc_kb_iadd(kb, idx, e->coef[k][d] == 1 ? coord[d] : hc_kb_imul(kb, coord[d], hc_kb_i64(kb, e->coef[k][d])));
+    if (e->coef[k][g] == 0) {
+      inputs[i] = hc_kb_splat(kb, hc_kb_load(kb, v->dtype, e->ptr[k], idx), vl);
+    } else if (lanes >= vl) {
+      LLVMValueRef ld = LLVMBuildLoad2(kb->b, vt, hc_kb_gep(kb, v->dtype, e->ptr[k], idx), "");
+      LLVMSetAlignment(ld, 4);
+      inputs[i] = ld;
+    } else {
+      /* Masked: lanes past the valid ones may lie outside the operand. */
+      LLVMValueRef bits[64];
+      for (unsigned l = 0; l < vl; ++l) bits[l] = LLVMConstInt(kb->t_i1, l < lanes, 0);
+      const char* name = "llvm.masked.load";
+      unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+      LLVMTypeRef tys[2] = {vt, kb->t_ptr};
+      LLVMValueRef decl = LLVMGetIntrinsicDeclaration(kb->lc->mod, id, tys, 2);
+      LLVMValueRef args[4] = {hc_kb_gep(kb, v->dtype, e->ptr[k], idx), LLVMConstInt(kb->t_i32, 4, 0),
+                              LLVMConstVector(bits, vl), LLVMConstNull(vt)};
+      inputs[i] = LLVMBuildCall2(kb->b, LLVMIntrinsicGetType(kb->lc->llctx, id, tys, 2), decl, args, 4, "");
+    }
+  }
+  unsigned saved = kb->const_lanes;
+  kb->const_lanes = vl;
+  LLVMValueRef r = hc_fused_eval(kb, n, value, inputs);
+  kb->const_lanes = saved;
+  return r;
+}
+
 LLVMValueRef hc_epilogue_apply_vec(hc_kb* kb, const hc_epilogue* e, LLVMValueRef value, LLVMValueRef* coord, int g,
                                    unsigned lanes) {
   if (!e->count) return value;
+  LLVMValueRef whole = apply_whole_vector(kb, e, value, coord, g, lanes);
+  if (whole) return whole;
   LLVMValueRef out = value;
   for (unsigned j = 0; j < lanes; ++j) {
     LLVMValueRef c[3] = {coord[0], coord[1], coord[2]};

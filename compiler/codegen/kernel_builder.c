@@ -152,7 +152,7 @@ LLVMTypeRef hc_kb_compute_type(hc_kb* kb, hx_dtype_t dt) {
   }
 }
 
-LLVMValueRef hc_kb_const(hc_kb* kb, hx_dtype_t dt, double x) {
+static LLVMValueRef const_scalar(hc_kb* kb, hx_dtype_t dt, double x) {
   LLVMTypeRef t = hc_kb_compute_type(kb, dt);
   if (hc_dtype_is_float(dt)) return LLVMConstReal(t, x);
   if (dt == HX_DTYPE_BOOL) return LLVMConstInt(t, x != 0, 0);
@@ -160,11 +160,21 @@ LLVMValueRef hc_kb_const(hc_kb* kb, hx_dtype_t dt, double x) {
   return LLVMConstInt(t, (unsigned long long)x, 0);
 }
 
+LLVMValueRef hc_kb_const(hc_kb* kb, hx_dtype_t dt, double x) {
+  LLVMValueRef c = const_scalar(kb, dt, x);
+  return kb->const_lanes ? hc_kb_splat(kb, c, kb->const_lanes) : c;
+}
+
 LLVMValueRef hc_kb_const_i(hc_kb* kb, hx_dtype_t dt, int64_t x) {
   LLVMTypeRef t = hc_kb_compute_type(kb, dt);
-  if (hc_dtype_is_float(dt)) return LLVMConstReal(t, (double)x);
-  if (dt == HX_DTYPE_BOOL) return LLVMConstInt(t, x != 0, 0);
-  return LLVMConstInt(t, (unsigned long long)x, hc_dtype_is_signed(dt));
+  LLVMValueRef c;
+  if (hc_dtype_is_float(dt))
+    c = LLVMConstReal(t, (double)x);
+  else if (dt == HX_DTYPE_BOOL)
+    c = LLVMConstInt(t, x != 0, 0);
+  else
+    c = LLVMConstInt(t, (unsigned long long)x, hc_dtype_is_signed(dt));
+  return kb->const_lanes ? hc_kb_splat(kb, c, kb->const_lanes) : c;
 }
 
 LLVMValueRef hc_kb_gep(hc_kb* kb, hx_dtype_t dt, LLVMValueRef ptr, LLVMValueRef index) {

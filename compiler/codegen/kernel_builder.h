@@ -59,6 +59,10 @@ typedef struct hc_kb {
   LLVMValueRef end;    /* i64 one past the last task */
   LLVMBasicBlockRef entry;
   int64_t tasks;
+  /* When > 0, hc_kb_const and hc_kb_const_i return vectors of this many
+   * lanes (scalar op lowerings evaluated on whole vectors, see
+   * hc_epilogue_apply_vec). */
+  unsigned const_lanes;
   LLVMTypeRef t_void, t_i1, t_i8, t_i16, t_i32, t_i64, t_f16, t_bf16, t_f32, t_f64, t_ptr;
 } hc_kb;
 

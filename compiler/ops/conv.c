@@ -1421,10 +1421,17 @@ static hx_status_t emit_conv_pixels(hc_lower_ctx* lc, cf_emit* e) {
   hc_kb* kb = e->kb;
   cf_pix_plan q;
   plan_pixels(lc, p, e->P, e->vl, &q);
-  /* Fused ops without extra operands can run on whole vectors whatever
-   * row their lanes land in. */
-  bool no_operands = e->n->num_inputs <= e->n->fused_input_base || !e->epi.count;
-  e->masked_rows = !e->direct && p->nd == 2 && e->f->V[1] >= (int64_t)e->vl && no_operands;
+  /* Fused ops whose operands do not vary over the plane (scalars such as
+   * Clip's bounds; per-channel ones when light) can run on whole vectors
+   * whatever row their lanes land in (heavy ones run over a tile of several
+   * channels with zero coordinates, so only scalars there). */
+  bool plane_uniform = true;
+  bool heavy = e->epi.count && !hc_epilogue_light(e->n);
+  for (int i = e->n->fused_input_base; e->epi.count && i < e->n->num_inputs; ++i) {
+    const int64_t* cf = e->epi.coef[i - e->n->fused_input_base];
+    if (e->n->inputs[i] && (cf[2] != 0 || (heavy && (cf[0] != 0 || cf[1] != 0)))) plane_uniform = false;
+  }
+  e->masked_rows = !e->direct && p->nd == 2 && e->f->V[1] >= (int64_t)e->vl && plane_uniform;
   if (!e->direct || e->epi.count) e->tile = hc_kb_alloca(kb, LLVMArrayType2(kb->t_f32, (uint64_t)(q.mr * q.nr)), "tile");
   hc_loop task;
   LLVMValueRef t = hc_kb_task_loop_begin(kb, &task);
@@ -1498,10 +1505,10 @@ static void plan_channels(const hc_lower_ctx* lc, const conv_plan* p, unsigned v
   /* Candidate tiles (pixels x vectors) that leave registers for the
    * unrolled taps' loads: LLVM's scheduler overlaps the terms, and a tile
    * that uses every register spills. */
-  static const int k512[][2] = {{8, 3}, {12, 2}, {6, 4}, {24, 1}};
+  static const int k512[][2] = {{7, 3}, {8, 3}, {12, 2}, {6, 4}, {24, 1}};
   static const int k256[][2] = {{5, 2}, {4, 2}, {8, 1}, {10, 1}};
   const int(*cand)[2] = regs == 32 ? k512 : k256;
-  int ncand = 4;
+  int ncand = regs == 32 ? 5 : 4;
   int64_t pw = hc_pack_panel_width(p->dt);
   double best = 1e300;
   for (int c = 0; c < ncand; ++c) {
@@ -1526,6 +1533,12 @@ static void plan_channels(const hc_lower_ctx* lc, const conv_plan* p, unsigned v
           int rr = pr ? ltr : tr, cc = pc ? ltw : tw, vv = pp ? lnv : nv;
           if (cnt > 0) cost += (double)cnt * step_cycles(rr * cc * vv, rr * cc + vv);
         }
+    /* With the taps unrolled, LLVM loads the next terms' weight vectors
+     * early: on AVX-512 a full tile of more than 25 live registers
+     * (accumulators, weight vectors, a broadcast) spills accumulators to
+     * the stack in the inner loop (ResNet-50's 14x14 3x3 convolutions ran
+     * 25% slower with a spilling 6x4 tile than with a 7x3 one). */
+    if (regs == 32 && tr * tw * nv + nv + 1 > 25) cost *= 1.3;
     if (cost < best) {
       best = cost;
       q->nv = nv;
@@ -1898,6 +1911,7 @@ typedef struct dw_ctx {
   LLVMValueRef wv[49];   /* scalar weights */
   LLVMValueRef ws[49];   /* their splats (rows whose taps are all inside) */
   bool light;
+  bool vec_heavy;        /* heavy fused ops, operands uniform over the plane: applied to a block in a vector loop */
 } dw_ctx;
 
 /* Row segments are handled in blocks: the border ones (some lanes outside
@@ -1939,7 +1953,13 @@ static void dw_block(dw_ctx* x, LLVMValueRef oh0, int R, bool checked, LLVMValue
     for (int64_t kh = 0; kh < KH; ++kh) {
       LLVMValueRef ih = hc_kb_iadd(kb, hc_kb_imul(kb, oh, hc_kb_i64(kb, s)), hc_kb_i64(kb, kh - pt));
       LLVMValueRef inside = NULL;
-      if (checked) {
+      if (checked && LLVMIsAConstantInt(oh0)) {
+        /* Constant rows (a whole small plane in one block): taps outside
+         * the image are skipped at compile time. */
+        int64_t cih = (LLVMConstIntGetSExtValue(oh0) + r) * s + kh - pt;
+        if (cih < 0 || cih >= H) continue;
+        ih = hc_kb_i64(kb, cih);
+      } else if (checked) {
         /* A row outside the image: clamped, its taps weigh zero. */
         inside = LLVMBuildICmp(b, LLVMIntULT, ih, hc_kb_i64(kb, H), "");
         ih = hc_kb_imin(kb, hc_kb_imax(kb, ih, hc_kb_i64(kb, 0)), hc_kb_i64(kb, H - 1));
@@ -1947,7 +1967,7 @@ static void dw_block(dw_ctx* x, LLVMValueRef oh0, int R, bool checked, LLVMValue
       LLVMValueRef row = hc_kb_iadd(kb, x->xplane, hc_kb_imul(kb, ih, hc_kb_i64(kb, W)));
       for (int64_t kw = 0; kw < KW; ++kw) {
         LLVMValueRef ws = x->ws[kh * KW + kw];
-        if (checked)
+        if (inside)
           ws = hc_kb_splat(kb, LLVMBuildSelect(b, inside, x->wv[kh * KW + kw], LLVMConstReal(kb->t_f32, 0.0), ""), vl);
         for (int j = 0; j < nsg; ++j) {
           LLVMValueRef xv =
@@ -1958,6 +1978,19 @@ static void dw_block(dw_ctx* x, LLVMValueRef oh0, int R, bool checked, LLVMValue
         }
       }
     }
+  }
+  if (x->vec_heavy) {
+    /* Heavy fused ops without operands: over the whole block in a loop the
+     * vectoriser handles, then back into the accumulators. */
+    for (int i = 0; i < R * nsg; ++i)
+      hc_ukr_store(kb, HX_DTYPE_FLOAT32, e->tile, hc_kb_i64(kb, (int64_t)i * vl), acc[i], vl, vl);
+    hc_loop el;
+    LLVMValueRef l = hc_loop_begin(kb, &el, hc_kb_i64(kb, 0), hc_kb_i64(kb, (int64_t)R * nsg * vl), "epi");
+    LLVMValueRef ptr = LLVMBuildGEP2(b, kb->t_f32, e->tile, &l, 1, "");
+    LLVMValueRef coord[3] = {x->nn, x->c, hc_kb_i64(kb, 0)};
+    LLVMBuildStore(b, hc_epilogue_apply(kb, &e->epi, LLVMBuildLoad2(b, kb->t_f32, ptr, ""), coord), ptr);
+    hc_loop_end(kb, &el);
+    for (int i = 0; i < R * nsg; ++i) acc[i] = hc_ukr_load(kb, HX_DTYPE_FLOAT32, e->tile, hc_kb_i64(kb, (int64_t)i * vl), vl, vl);
   }
   for (int r = 0; r < R; ++r) {
     LLVMValueRef oh = hc_kb_iadd(kb, oh0, hc_kb_i64(kb, r));
@@ -1973,7 +2006,9 @@ static void dw_block(dw_ctx* x, LLVMValueRef oh0, int R, bool checked, LLVMValue
         sp = hc_kb_iadd(kb, yrow, hc_kb_i64(kb, o));
       }
       LLVMValueRef y = acc[r * nsg + j];
-      if (x->light) {
+      if (x->vec_heavy) {
+        hc_ukr_store(kb, HX_DTYPE_FLOAT32, e->Y, hc_kb_iadd(kb, x->yplane, sp), y, vl, valid);
+      } else if (x->light) {
         LLVMValueRef coord[3] = {x->nn, x->c, sp};
         y = hc_epilogue_apply_vec(kb, &e->epi, y, coord, 2, valid);
         hc_ukr_store(kb, HX_DTYPE_FLOAT32, e->Y, hc_kb_iadd(kb, x->yplane, sp), y, vl, valid);
@@ -2067,7 +2102,13 @@ static hx_status_t emit_conv_depthwise(hc_lower_ctx* lc, cf_emit* e) {
   int64_t OH = p->out[0], H = p->in[0], KH = p->k[0], KW = p->k[1], s = p->s[0], pt = p->pb[0];
   dw_ctx x = {.e = e, .q = &q};
   x.light = !e->epi.count || hc_epilogue_light(e->n);
-  if (!x.light) e->tile = hc_kb_alloca(kb, LLVMArrayType2(kb->t_f32, (uint64_t)vl), "tile");
+  /* A block is one channel: operands that vary only by image and channel
+   * (scalars, per-channel) are read at the block's coordinates. */
+  x.vec_heavy = !x.light;
+  for (int i = e->n->fused_input_base; x.vec_heavy && i < e->n->num_inputs; ++i)
+    if (e->n->inputs[i] && e->epi.coef[i - e->n->fused_input_base][2] != 0) x.vec_heavy = false;
+  if (!x.light)
+    e->tile = hc_kb_alloca(kb, LLVMArrayType2(kb->t_f32, (uint64_t)vl * (x.vec_heavy ? DW_MAX_ACC : 1)), "tile");
   LLVMTypeRef vt = hc_ukr_vtype(kb, HX_DTYPE_FLOAT32, vl);
   hc_loop task;
   LLVMValueRef t = hc_kb_task_loop_begin(kb, &task);
@@ -2095,6 +2136,15 @@ static hx_status_t emit_conv_depthwise(hc_lower_ctx* lc, cf_emit* e) {
   if (ia > OH) ia = OH;
   if (ib > OH) ib = OH;
   if (ib < ia) ib = ia;
+  if (q.rb == OH && OH * q.nseg <= (hc_ukr_registers(lc) == 32 ? DW_MAX_ACC : 12)) {
+    /* A small plane (7x7, 14x14): all of it in one block of independent
+     * accumulators (as many as the registers hold beside a weight and an
+     * input vector), border rows resolved at compile time. Split into the
+     * three row ranges below, its few rows would each be one serial chain. */
+    dw_block(&x, hc_kb_i64(kb, 0), (int)OH, true, NULL, 0, q.nseg, false);
+    hc_loop_end(kb, &task);
+    return HX_OK;
+  }
   LLVMValueRef a = hc_kb_imin(kb, hc_kb_imax(kb, r0, hc_kb_i64(kb, ia)), r1);
   LLVMValueRef z = hc_kb_imax(kb, hc_kb_imin(kb, r1, hc_kb_i64(kb, ib)), a);
   dw_rows(&x, r0, a, true);

@@ -90,6 +90,10 @@ def conv_epilogue_cases(root):
         "chan1x1": (96, 9, 11, 40, 1, 1, 0, 1, 1),
         "dw3x3": (12, 17, 29, 12, 3, 1, 1, 12, 1),
         "dw5x5s2": (10, 21, 18, 10, 5, 2, 2, 10, 1),
+        # Small planes: the whole plane is one depthwise block.
+        "dw3x3_7": (16, 7, 7, 16, 3, 1, 1, 16, 1),
+        "dw5x5_14": (8, 14, 14, 8, 5, 1, 2, 8, 1),
+        "dw5x5s2_14": (8, 14, 14, 8, 5, 2, 2, 8, 1),
     }
     for sname, (C, H, W, M, k, s, p, g, dl) in shapes.items():
         x = randf(1, C, H, W)
