@@ -57,6 +57,9 @@
 #define IG_VMAX 16
 /* Product task: IG_MB rows (a multiple of IG_MR) x ig_pb() columns. */
 #define IG_MB 16
+/* Depthwise path: output planes up to this many positions (an int32 stack
+ * tile of one plane). */
+#define IG_DW_MAX_P 16384
 /* Packing tasks: about this many int16 elements each. */
 #define IG_PACK_ELEMS 8192
 /* Matrix products with at most this many rows take the unpacked path
@@ -235,6 +238,9 @@ static void ig_requantize(ig_emit* e, LLVMValueRef mend, LLVMValueRef pend) {
   const ig_prod* d = e->d;
   const hx_dtype_t f = HX_DTYPE_FLOAT32;
   bool q = d->yt != HX_DTYPE_INT32;
+  /* With one column scale (a convolution's x scale) the multiplier is the
+   * row's: computed once per row, outside the column loop. */
+  bool row_mult = q && d->sp_step == 0;
   hc_loop ml, pl;
   LLVMValueRef m = hc_loop_begin(kb, &ml, e->m0, mend, "qm");
   LLVMValueRef sm = q ? hc_kb_load(kb, d->sm->dtype, e->psm,
@@ -243,6 +249,13 @@ static void ig_requantize(ig_emit* e, LLVMValueRef mend, LLVMValueRef pend) {
   LLVMValueRef bias = q && d->bias ? hc_kb_load(kb, HX_DTYPE_INT32, e->pb,
                                                 hc_kb_iadd(kb, e->b_off, hc_kb_imul(kb, m, hc_kb_i64(kb, d->bias_step))))
                                    : NULL;
+  hx_dtype_t st = q ? d->sm->dtype : HX_DTYPE_FLOAT32;
+  LLVMValueRef mult64 = NULL;
+  if (row_mult) {
+    LLVMValueRef sp = hc_kb_load(kb, d->sp->dtype, e->psp, e->sp_off);
+    LLVMValueRef prod = round_to(kb, st, hc_kb_mul(kb, f, sm, sp));
+    mult64 = LLVMBuildFPExt(kb->b, round_to(kb, st, hc_kb_div(kb, f, prod, e->ys)), kb->t_f64, "");
+  }
   LLVMValueRef trow = hc_kb_imul(kb, LLVMBuildSub(kb->b, m, e->m0, ""), hc_kb_i64(kb, e->tile_ld));
   LLVMValueRef yrow = hc_kb_iadd(kb, e->y_off, hc_kb_imul(kb, m, hc_kb_i64(kb, d->Pt)));
   LLVMValueRef p = hc_loop_begin(kb, &pl, e->p0, pend, "qp");
@@ -251,13 +264,14 @@ static void ig_requantize(ig_emit* e, LLVMValueRef mend, LLVMValueRef pend) {
     hc_kb_store(kb, HX_DTYPE_INT32, e->yp, hc_kb_iadd(kb, yrow, p), acc);
   } else {
     if (bias) acc = LLVMBuildAdd(kb->b, acc, bias, "");
-    LLVMValueRef sp = hc_kb_load(kb, d->sp->dtype, e->psp,
-                                 hc_kb_iadd(kb, e->sp_off, hc_kb_imul(kb, p, hc_kb_i64(kb, d->sp_step))));
-    hx_dtype_t st = d->sm->dtype;
-    LLVMValueRef prod = round_to(kb, st, hc_kb_mul(kb, f, sm, sp));
-    LLVMValueRef mult = round_to(kb, st, hc_kb_div(kb, f, prod, e->ys));
-    LLVMValueRef v = LLVMBuildFMul(kb->b, LLVMBuildSIToFP(kb->b, acc, kb->t_f64, ""),
-                                   LLVMBuildFPExt(kb->b, mult, kb->t_f64, ""), "");
+    LLVMValueRef mult = mult64;
+    if (!mult) {
+      LLVMValueRef sp = hc_kb_load(kb, d->sp->dtype, e->psp,
+                                   hc_kb_iadd(kb, e->sp_off, hc_kb_imul(kb, p, hc_kb_i64(kb, d->sp_step))));
+      LLVMValueRef prod = round_to(kb, st, hc_kb_mul(kb, f, sm, sp));
+      mult = LLVMBuildFPExt(kb->b, round_to(kb, st, hc_kb_div(kb, f, prod, e->ys)), kb->t_f64, "");
+    }
+    LLVMValueRef v = LLVMBuildFMul(kb->b, LLVMBuildSIToFP(kb->b, acc, kb->t_f64, ""), mult, "");
     hc_kb_store(kb, d->yt, e->yp, hc_kb_iadd(kb, yrow, p), requant_round(kb, v, e->yz, d->yt));
   }
   hc_loop_end(kb, &pl);
@@ -1040,7 +1054,9 @@ static hx_status_t infer_qlinear_conv(hc_graph* g, hc_node* n) { return infer_ci
 
 /* A convolution with one input channel per group (depthwise, any channel
  * multiplier) in 2-D takes the direct path (ci_emit_depthwise). */
-static bool ci_is_depthwise(const ci_plan* p) { return p->Cg == 1 && p->nd == 2 && p->ktot <= 64; }
+static bool ci_is_depthwise(const ci_plan* p) {
+  return p->Cg == 1 && p->nd == 2 && p->ktot <= 64 && p->P <= IG_DW_MAX_P;
+}
 
 /* Packed K (pairs) and output positions of the product (see ig_prod). */
 static int64_t ci_kp(const ci_plan* p) { return round_up(p->Kc, 2); }
@@ -1217,7 +1233,7 @@ static hx_status_t ci_pack_x(hc_lower_ctx* lc, const hc_node* n, const ci_plan* 
  * stored, ConvInteger) as the product's epilogue does. */
 static hx_status_t ci_emit_depthwise(hc_lower_ctx* lc, const hc_node* n, const ci_plan* p, const ig_prod* d,
                                      const hc_value* y, int64_t wz_step) {
-  int64_t OH = p->out[0], OW = p->out[1], H = p->in[0], W = p->in[1];
+  int64_t OW = p->out[1], W = p->in[1];
   hc_kb kb;
   HX_RETURN_IF_ERROR(hc_kb_begin(lc, n, "dw", p->N * p->M, &kb));
   LLVMBuilderRef b = kb.b;
@@ -1226,7 +1242,7 @@ static hx_status_t ci_emit_depthwise(hc_lower_ctx* lc, const hc_node* n, const c
   e.kb = &kb;
   e.d = d;
   e.yp = hc_kb_ptr(&kb, y);
-  ig_requant_setup(&e, OW, OW);
+  ig_requant_setup(&e, p->P, p->P);
   LLVMValueRef px = hc_kb_ptr(&kb, p->x), pw = hc_kb_ptr(&kb, p->w);
   LLVMValueRef pwz = p->wz ? hc_kb_ptr(&kb, p->wz) : NULL;
   LLVMValueRef xz = p->xz ? hc_kb_convert(&kb, hc_kb_load(&kb, p->xz->dtype, hc_kb_ptr(&kb, p->xz), hc_kb_i64(&kb, 0)),
@@ -1257,35 +1273,110 @@ static hx_status_t ci_emit_depthwise(hc_lower_ctx* lc, const hc_node* n, const c
     wv[i] = LLVMBuildSub(b, w, zw, "");
   }
   LLVMValueRef xplane = hc_kb_imul(&kb, o, hc_kb_i64(&kb, p->inplane));
-  LLVMValueRef oh = hc_loop_begin(&kb, &rl, hc_kb_i64(&kb, 0), hc_kb_i64(&kb, OH), "oh");
-  LLVMValueRef c = hc_loop_begin(&kb, &cl, hc_kb_i64(&kb, 0), hc_kb_i64(&kb, OW), "z");
+  LLVMValueRef c = hc_loop_begin(&kb, &cl, hc_kb_i64(&kb, 0), hc_kb_i64(&kb, p->P), "z");
   hc_kb_store(&kb, HX_DTYPE_INT32, e.tile, c, hc_kb_i32(&kb, 0));
   hc_loop_end(&kb, &cl);
+  /* Interior: output rows and columns whose taps are all in bounds (for a
+   * stride-2 row, also the odd byte after the last one read), VL columns at
+   * a time with the taps summed in registers. */
+  int64_t VL = d->L / 2, sw = p->s[1];
+  int64_t rI0 = 0, rI1 = p->out[0], cI0 = 0, cI1 = OW;
   for (int64_t kh = 0; kh < p->k[0]; ++kh) {
-    LLVMValueRef ih = hc_kb_iadd(&kb, hc_kb_imul(&kb, oh, hc_kb_i64(&kb, p->s[0])),
-                                 hc_kb_i64(&kb, kh * p->d[0] - p->pb[0]));
-    hc_if in;
-    hc_if_begin(&kb, &in, LLVMBuildICmp(b, LLVMIntULT, ih, hc_kb_i64(&kb, H), ""));
-    LLVMValueRef xrow = hc_kb_iadd(&kb, xplane, hc_kb_imul(&kb, ih, hc_kb_i64(&kb, W)));
+    int64_t lo, hi;
+    ci_valid_range(p, 0, kh, &lo, &hi);
+    rI0 = lo > rI0 ? lo : rI0, rI1 = hi < rI1 ? hi : rI1;
+  }
+  for (int64_t kw = 0; kw < p->k[1]; ++kw) {
+    int64_t lo, hi, off = kw * p->d[1] - p->pb[1];
+    ci_valid_range(p, 1, kw, &lo, &hi);
+    /* the widest load reads up to ow*sw + off + sw - 1 */
+    int64_t h2 = W - off - sw + 1 <= 0 ? 0 : (W - off - sw) / sw + 1;
+    if (h2 < hi) hi = h2;
+    cI0 = lo > cI0 ? lo : cI0, cI1 = hi < cI1 ? hi : cI1;
+  }
+  /* Narrower vectors for narrow planes; the last chunk of a row overlaps
+   * the one before instead of leaving a remainder (it stores the same sums). */
+  while (VL > 4 && cI1 - cI0 < VL) VL /= 2;
+  int64_t cEnd = cI0, nch = 0;
+  if (sw <= 2 && rI0 < rI1 && cI1 - cI0 >= VL) cEnd = cI1, nch = (cI1 - cI0 + VL - 1) / VL;
+  if (cEnd > cI0) {
+    LLVMTypeRef vi32 = LLVMVectorType(kb.t_i32, (unsigned)VL), vx = LLVMVectorType(kb.t_i8, (unsigned)(VL * sw));
+    LLVMValueRef sel[IG_MAX_LANES / 2];
+    for (int64_t i = 0; i < VL; ++i) sel[i] = LLVMConstInt(kb.t_i32, (unsigned long long)(i * sw), 0);
+    LLVMValueRef selv = LLVMConstVector(sel, (unsigned)VL);
+    LLVMValueRef xzv = hc_kb_splat(&kb, xz, (unsigned)VL);
+    LLVMValueRef wsp[64];
+    for (int64_t i = 0; i < p->ktot; ++i) wsp[i] = hc_kb_splat(&kb, wv[i], (unsigned)VL);
+    bool sx = hc_dtype_is_signed(p->x->dtype);
+    LLVMValueRef oh = hc_loop_begin(&kb, &rl, hc_kb_i64(&kb, rI0), hc_kb_i64(&kb, rI1), "ih");
+    LLVMValueRef ch = hc_loop_begin(&kb, &cl, hc_kb_i64(&kb, 0), hc_kb_i64(&kb, nch), "iw");
+    LLVMValueRef ow = hc_kb_imin(&kb, hc_kb_iadd(&kb, hc_kb_i64(&kb, cI0), hc_kb_imul(&kb, ch, hc_kb_i64(&kb, VL))),
+                                 hc_kb_i64(&kb, cI1 - VL));
+    LLVMValueRef acc = LLVMConstNull(vi32);
+    for (int64_t kh = 0; kh < p->k[0]; ++kh) {
+      LLVMValueRef ih = hc_kb_iadd(&kb, hc_kb_imul(&kb, oh, hc_kb_i64(&kb, p->s[0])),
+                                   hc_kb_i64(&kb, kh * p->d[0] - p->pb[0]));
+      LLVMValueRef xrow = hc_kb_iadd(&kb, xplane, hc_kb_iadd(&kb, hc_kb_imul(&kb, ih, hc_kb_i64(&kb, W)),
+                                                             hc_kb_imul(&kb, ow, hc_kb_i64(&kb, sw))));
+      for (int64_t kw = 0; kw < p->k[1]; ++kw) {
+        LLVMValueRef idx = hc_kb_iadd(&kb, xrow, hc_kb_i64(&kb, kw * p->d[1] - p->pb[1]));
+        LLVMValueRef ld = LLVMBuildLoad2(b, vx, LLVMBuildGEP2(b, kb.t_i8, px, &idx, 1, ""), "");
+        LLVMSetAlignment(ld, 1);
+        if (sw > 1) ld = LLVMBuildShuffleVector(b, ld, LLVMGetPoison(vx), selv, "");
+        LLVMValueRef xv = sx ? LLVMBuildSExt(b, ld, vi32, "") : LLVMBuildZExt(b, ld, vi32, "");
+        xv = LLVMBuildSub(b, xv, xzv, "");
+        acc = LLVMBuildAdd(b, acc, LLVMBuildMul(b, xv, wsp[kh * p->k[1] + kw], ""), "");
+      }
+    }
+    LLVMValueRef ti = hc_kb_iadd(&kb, hc_kb_imul(&kb, oh, hc_kb_i64(&kb, OW)), ow);
+    LLVMValueRef stv = LLVMBuildStore(b, acc, hc_kb_gep(&kb, HX_DTYPE_INT32, e.tile, ti));
+    LLVMSetAlignment(stv, 4);
+    hc_loop_end(&kb, &cl);
+    hc_loop_end(&kb, &rl);
+  }
+  /* The rest, one tap at a time into the tile: rows outside the interior,
+   * and the interior rows' columns outside [cI0, cEnd). */
+  for (int64_t kh = 0; kh < p->k[0]; ++kh) {
+    int64_t rlo, rhi;
+    ci_valid_range(p, 0, kh, &rlo, &rhi);
+    if (rlo >= rhi) continue;
+    int64_t roff = kh * p->d[0] - p->pb[0];
     for (int64_t kw = 0; kw < p->k[1]; ++kw) {
       int64_t lo, hi;
       ci_valid_range(p, 1, kw, &lo, &hi);
       if (lo >= hi) continue;
       int64_t off = kw * p->d[1] - p->pb[1];
-      LLVMValueRef ow = hc_loop_begin(&kb, &cl, hc_kb_i64(&kb, lo), hc_kb_i64(&kb, hi), "ow");
-      LLVMValueRef si = hc_kb_iadd(&kb, xrow, hc_kb_iadd(&kb, hc_kb_imul(&kb, ow, hc_kb_i64(&kb, p->s[1])), hc_kb_i64(&kb, off)));
-      LLVMValueRef xv = hc_kb_convert(&kb, hc_kb_load(&kb, p->x->dtype, px, si), p->x->dtype, HX_DTYPE_INT32);
-      LLVMValueRef prod = LLVMBuildMul(b, LLVMBuildSub(b, xv, xz, ""), wv[kh * p->k[1] + kw], "");
-      hc_kb_store(&kb, HX_DTYPE_INT32, e.tile, ow,
-                  LLVMBuildAdd(b, hc_kb_load(&kb, HX_DTYPE_INT32, e.tile, ow), prod, ""));
-      hc_loop_end(&kb, &cl);
+      int64_t reg[5][4] = {{rlo, rhi, lo, hi}};
+      int nreg = 1;
+      if (cEnd > cI0) {
+        int64_t a0 = rI0 > rlo ? rI0 : rlo, a1 = rI1 < rhi ? rI1 : rhi;
+        nreg = 0;
+        int64_t r[5][4] = {{rlo, a0, lo, hi}, {a1, rhi, lo, hi}, {a0, a1, lo, cI0 < hi ? cI0 : hi},
+                           {a0, a1, cEnd > lo ? cEnd : lo, hi}};
+        for (int i = 0; i < 4; ++i)
+          if (r[i][0] < r[i][1] && r[i][2] < r[i][3]) memcpy(reg[nreg++], r[i], sizeof r[i]);
+      }
+      for (int ri = 0; ri < nreg; ++ri) {
+        LLVMValueRef oh = hc_loop_begin(&kb, &rl, hc_kb_i64(&kb, reg[ri][0]), hc_kb_i64(&kb, reg[ri][1]), "oh");
+        LLVMValueRef ih = hc_kb_iadd(&kb, hc_kb_imul(&kb, oh, hc_kb_i64(&kb, p->s[0])), hc_kb_i64(&kb, roff));
+        LLVMValueRef xrow =
+            hc_kb_iadd(&kb, xplane, hc_kb_iadd(&kb, hc_kb_imul(&kb, ih, hc_kb_i64(&kb, W)), hc_kb_i64(&kb, off)));
+        LLVMValueRef trow = hc_kb_imul(&kb, oh, hc_kb_i64(&kb, OW));
+        LLVMValueRef ow = hc_loop_begin(&kb, &cl, hc_kb_i64(&kb, reg[ri][2]), hc_kb_i64(&kb, reg[ri][3]), "ow");
+        LLVMValueRef si = hc_kb_iadd(&kb, xrow, hc_kb_imul(&kb, ow, hc_kb_i64(&kb, p->s[1])));
+        LLVMValueRef xv = hc_kb_convert(&kb, hc_kb_load(&kb, p->x->dtype, px, si), p->x->dtype, HX_DTYPE_INT32);
+        LLVMValueRef prod = LLVMBuildMul(b, LLVMBuildSub(b, xv, xz, ""), wv[kh * p->k[1] + kw], "");
+        LLVMValueRef ti = hc_kb_iadd(&kb, trow, ow);
+        hc_kb_store(&kb, HX_DTYPE_INT32, e.tile, ti,
+                    LLVMBuildAdd(b, hc_kb_load(&kb, HX_DTYPE_INT32, e.tile, ti), prod, ""));
+        hc_loop_end(&kb, &cl);
+        hc_loop_end(&kb, &rl);
+      }
     }
-    hc_if_end(&kb, &in);
   }
   e.m0 = mi;
-  e.p0 = hc_kb_imul(&kb, oh, hc_kb_i64(&kb, OW));
-  ig_requantize(&e, hc_kb_iadd(&kb, mi, hc_kb_i64(&kb, 1)), hc_kb_iadd(&kb, e.p0, hc_kb_i64(&kb, OW)));
-  hc_loop_end(&kb, &rl);
+  e.p0 = hc_kb_i64(&kb, 0);
+  ig_requantize(&e, hc_kb_iadd(&kb, mi, hc_kb_i64(&kb, 1)), hc_kb_i64(&kb, p->P));
   hc_loop_end(&kb, &task);
   double macs = (double)p->N * (double)p->M * (double)p->P * (double)p->ktot;
   hc_kb_end(&kb, 2.0 * macs, (double)hc_value_nbytes(p->x) + (double)hc_value_nbytes(y));
