@@ -456,6 +456,111 @@ static hx_status_t ig_emit_product(hc_lower_ctx* lc, const hc_node* n, const ig_
   return HX_OK;
 }
 
+/* A product with one column (a 1x1 convolution over one position: a Gemm
+ * at batch 1) and W read directly: lanes over K instead of columns, which
+ * would leave all lanes but one idle. Task: IG_MB rows; per group of up to
+ * IG_MR rows, L weights per row (widened to int16, zero point subtracted)
+ * times L packed activations (contiguous when Pp = 1) per step, reduced
+ * once per row at the end; an odd tail of K in scalars. */
+static hx_status_t ig_emit_gemv(hc_lower_ctx* lc, const hc_node* n, const ig_prod* d, const hc_value* y) {
+  int64_t outer = hc_shape_numel(d->outer_rank, d->outer_dims);
+  int64_t nmb = (d->Mt + IG_MB - 1) / IG_MB, K = d->Kp, Kv = K / d->L * d->L;
+  hc_kb kb;
+  HX_RETURN_IF_ERROR(hc_kb_begin(lc, n, "gemv", outer * nmb, &kb));
+  LLVMBuilderRef b = kb.b;
+  ig_emit e;
+  memset(&e, 0, sizeof e);
+  e.kb = &kb;
+  e.d = d;
+  e.v16 = LLVMVectorType(kb.t_i16, d->L);
+  e.v32 = LLVMVectorType(kb.t_i32, d->L);
+  e.vacc = LLVMVectorType(kb.t_i32, d->L / 2);
+  LLVMValueRef ev[IG_MAX_LANES / 2], od[IG_MAX_LANES / 2];
+  for (unsigned i = 0; i < d->L / 2; ++i) {
+    ev[i] = LLVMConstInt(kb.t_i32, 2 * i, 0);
+    od[i] = LLVMConstInt(kb.t_i32, 2 * i + 1, 0);
+  }
+  e.even = LLVMConstVector(ev, d->L / 2);
+  e.odd = LLVMConstVector(od, d->L / 2);
+  for (int q = 0; q < IG_MR; ++q) e.acc[q] = hc_kb_alloca(&kb, e.vacc, "acc");
+  LLVMValueRef ws = hc_kb_workspace(&kb);
+  e.wp = hc_kb_ptr(&kb, d->w);
+  if (d->wz) e.pwz = hc_kb_ptr(&kb, d->wz);
+  e.xp = LLVMBuildGEP2(b, kb.t_i8, ws, (LLVMValueRef[]){hc_kb_i64(&kb, (int64_t)d->x_ws_offset)}, 1, "");
+  e.yp = hc_kb_ptr(&kb, y);
+  ig_requant_setup(&e, IG_MB, 1);
+  LLVMTypeRef v8 = LLVMVectorType(kb.t_i8, d->L);
+  bool sw = hc_dtype_is_signed(d->w->dtype);
+
+  hc_loop task, ml, kl;
+  LLVMValueRef t = hc_kb_task_loop_begin(&kb, &task);
+  LLVMValueRef mbk = LLVMBuildURem(b, t, hc_kb_i64(&kb, nmb), "");
+  LLVMValueRef o = LLVMBuildUDiv(b, t, hc_kb_i64(&kb, nmb), "");
+  e.w_off = coord_offset(&kb, o, d->outer_rank, d->outer_dims, d->w_os);
+  e.x_off = coord_offset(&kb, o, d->outer_rank, d->outer_dims, d->x_os);
+  e.y_off = hc_kb_imul(&kb, o, hc_kb_i64(&kb, d->Mt * d->Pt));
+  if (d->wz) e.wz_off = coord_offset(&kb, o, d->outer_rank, d->outer_dims, d->wz_os);
+  if (d->yt != HX_DTYPE_INT32) {
+    e.sm_off = coord_offset(&kb, o, d->outer_rank, d->outer_dims, d->sm_os);
+    e.sp_off = coord_offset(&kb, o, d->outer_rank, d->outer_dims, d->sp_os);
+    if (d->bias) e.b_off = coord_offset(&kb, o, d->outer_rank, d->outer_dims, d->bias_os);
+  }
+  LLVMValueRef m0 = hc_kb_imul(&kb, mbk, hc_kb_i64(&kb, IG_MB));
+  e.m0 = m0, e.p0 = hc_kb_i64(&kb, 0);
+  LLVMValueRef mend = hc_kb_imin(&kb, hc_kb_iadd(&kb, m0, hc_kb_i64(&kb, IG_MB)), hc_kb_i64(&kb, d->Mt));
+  LLVMValueRef mfull = hc_kb_imax(&kb, LLVMBuildAnd(b, mend, hc_kb_i64(&kb, ~(int64_t)(IG_MR - 1)), ""), m0);
+  for (int pass = 0; pass < 2; ++pass) {
+    int r = pass == 0 ? IG_MR : 1;
+    LLVMValueRef m = pass == 0 ? hc_loop_begin_step(&kb, &ml, m0, mfull, IG_MR, "m")
+                               : hc_loop_begin(&kb, &ml, mfull, mend, "mr");
+    LLVMValueRef wrow[IG_MR], zs[IG_MR], zv[IG_MR];
+    for (int i = 0; i < r; ++i) {
+      LLVMValueRef mi = hc_kb_iadd(&kb, m, hc_kb_i64(&kb, i));
+      wrow[i] = hc_kb_iadd(&kb, e.w_off, hc_kb_imul(&kb, mi, hc_kb_i64(&kb, d->w_ld)));
+      zs[i] = hc_kb_i32(&kb, 0);
+      zv[i] = NULL;
+      if (d->wz) {
+        zs[i] = hc_kb_convert(&kb, hc_kb_load(&kb, d->wz->dtype, e.pwz,
+                                              hc_kb_iadd(&kb, e.wz_off, hc_kb_imul(&kb, mi, hc_kb_i64(&kb, d->wz_step)))),
+                              d->wz->dtype, HX_DTYPE_INT32);
+        zv[i] = hc_kb_splat(&kb, LLVMBuildTrunc(b, zs[i], kb.t_i16, ""), d->L);
+      }
+      LLVMBuildStore(b, LLVMConstNull(e.vacc), e.acc[i]);
+    }
+    LLVMValueRef k = hc_loop_begin_step(&kb, &kl, hc_kb_i64(&kb, 0), hc_kb_i64(&kb, Kv), d->L, "k");
+    LLVMValueRef xv = LLVMBuildLoad2(b, e.v16, hc_kb_gep(&kb, HX_DTYPE_INT16, e.xp, hc_kb_iadd(&kb, e.x_off, k)), "");
+    LLVMSetAlignment(xv, 2);
+    for (int i = 0; i < r; ++i) {
+      LLVMValueRef idx = hc_kb_iadd(&kb, wrow[i], k);
+      LLVMValueRef wv = LLVMBuildLoad2(b, v8, LLVMBuildGEP2(b, kb.t_i8, e.wp, &idx, 1, ""), "");
+      LLVMSetAlignment(wv, 1);
+      wv = sw ? LLVMBuildSExt(b, wv, e.v16, "") : LLVMBuildZExt(b, wv, e.v16, "");
+      if (zv[i]) wv = LLVMBuildSub(b, wv, zv[i], "");
+      LLVMBuildStore(b, dot_step(&e, LLVMBuildLoad2(b, e.vacc, e.acc[i], ""), wv, xv), e.acc[i]);
+    }
+    hc_loop_end(&kb, &kl);
+    for (int i = 0; i < r; ++i) {
+      LLVMValueRef v = LLVMBuildLoad2(b, e.vacc, e.acc[i], "");
+      LLVMValueRef sum = hc_kb_intrinsic(&kb, "llvm.vector.reduce.add", e.vacc, &v, 1);
+      for (int64_t kt = Kv; kt < K; ++kt) {
+        LLVMValueRef wk = hc_kb_convert(&kb, hc_kb_load(&kb, d->w->dtype, e.wp, hc_kb_iadd(&kb, wrow[i], hc_kb_i64(&kb, kt))),
+                                        d->w->dtype, HX_DTYPE_INT32);
+        LLVMValueRef xk = hc_kb_convert(&kb, hc_kb_load(&kb, HX_DTYPE_INT16, e.xp, hc_kb_iadd(&kb, e.x_off, hc_kb_i64(&kb, kt))),
+                                        HX_DTYPE_INT16, HX_DTYPE_INT32);
+        sum = LLVMBuildAdd(b, sum, LLVMBuildMul(b, LLVMBuildSub(b, wk, zs[i], ""), xk, ""), "");
+      }
+      LLVMValueRef ti = LLVMBuildSub(b, hc_kb_iadd(&kb, m, hc_kb_i64(&kb, i)), m0, "");
+      hc_kb_store(&kb, HX_DTYPE_INT32, e.tile, ti, sum);
+    }
+    hc_loop_end(&kb, &ml);
+  }
+  ig_requantize(&e, mend, hc_kb_i64(&kb, 1));
+  hc_loop_end(&kb, &task);
+  double macs = (double)outer * (double)d->Mt * (double)K;
+  hc_kb_end(&kb, 2.0 * macs, (double)outer * (double)d->Mt * (double)K + (double)hc_value_nbytes(y));
+  return HX_OK;
+}
+
 /* int16 lanes per vector: the widest with a pmaddwd (512 bits needs
  * AVX512BW, 256 AVX2, else 128); and the register tile's width in vectors
  * (IG_MR x NR accumulators, NR X vectors and a broadcast fit the register
@@ -1060,7 +1165,10 @@ static bool ci_is_depthwise(const ci_plan* p) {
 
 /* Packed K (pairs) and output positions of the product (see ig_prod). */
 static int64_t ci_kp(const ci_plan* p) { return round_up(p->Kc, 2); }
-static int64_t ci_pp(const ci_plan* p) { return round_up(p->P, IG_VMAX); }
+/* One position (a Gemm as a 1x1 convolution) packs contiguously for
+ * ig_emit_gemv; the outer-product kernel may then read up to a vector past
+ * the panel (lanes it never stores), which the workspace's slack covers. */
+static int64_t ci_pp(const ci_plan* p) { return p->P == 1 ? 1 : round_up(p->P, IG_VMAX); }
 
 /* Workspace: packed W (int16 rows, only for an odd K: an even K reads W
  * directly), then X's K-pair panels, one per (image, group). */
@@ -1072,7 +1180,7 @@ static uint64_t ci_workspace_common(const hc_node* n, bool q) {
   ci_plan p;
   if (ci_setup(n, q, &p) != HX_OK) return 0;
   if (ci_is_depthwise(&p)) return 0;
-  return ci_w_bytes(&p) + (uint64_t)(p.N * p.G * ci_kp(&p) * ci_pp(&p) * 2);
+  return ci_w_bytes(&p) + (uint64_t)(p.N * p.G * ci_kp(&p) * ci_pp(&p) * 2) + 2 * IG_MAX_LANES;
 }
 
 static uint64_t conv_integer_workspace(const hc_node* n) { return ci_workspace_common(n, false); }
@@ -1422,6 +1530,7 @@ static hx_status_t lower_ci_common(hc_lower_ctx* lc, hc_node* n, bool q) {
   HX_RETURN_IF_ERROR(ci_pack_x(lc, n, &p, x_off));
   d.x_os[0] = p.G * Kp * d.Pp, d.x_os[1] = Kp * d.Pp;
   d.x_ws_offset = x_off;
+  if (p.P == 1 && d.w_direct) return ig_emit_gemv(lc, n, &d, n->outputs[0]);
   return ig_emit_product(lc, n, &d, n->outputs[0]);
 }
 

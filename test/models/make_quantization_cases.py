@@ -479,6 +479,13 @@ def conv_cases(root):
     qc('qc_grouped_even_k_s8x_u8w', rand_q(np.int8, (2, 6, 9, 11)), f32(0.05), np.int8(4), rand_q(np.uint8, (20, 3, 2, 2)),
        (RNG.random(20) * 0.02 + 0.005).astype(f32), rand_q(np.uint8, (20,)), f32(0.2), np.int8(0), group=2,
        pads=[0, 1, 1, 0])
+    # one output position (a Gemm at batch 1): the lanes-over-K path, with a
+    # scalar tail of K, per-channel zero points; batch 2 and uint8 weights
+    qc('qc_1x1_one_position_zp', rand_q(np.uint8, (1, 70, 1, 1)), f32(0.02), np.uint8(128),
+       rand_q(np.int8, (37, 70, 1, 1)), (RNG.random(37) * 0.02 + 0.005).astype(f32), rand_q(np.int8, (37,)), f32(0.3),
+       np.uint8(100), B=RNG.integers(-20000, 20000, size=37).astype(np.int32))
+    qc('qc_1x1_one_position_batch_u8w', rand_q(np.int8, (2, 96, 1, 1)), f32(0.02), np.int8(-3),
+       rand_q(np.uint8, (10, 96, 1, 1)), f32(0.01), np.uint8(131), f32(0.5), np.int8(0))
     qc('qc_depthwise_u8', rand_q(np.uint8, (1, 6, 7, 7)), f32(0.01), np.uint8(127), rand_q(np.uint8, (6, 1, 3, 3)),
        (RNG.random(6) * 0.02 + 0.005).astype(f32), rand_q(np.uint8, (6,)), f32(0.02), np.uint8(128), group=6,
        pads=[1, 1, 1, 1], B=RNG.integers(-300, 300, size=6).astype(np.int32))
