@@ -37,6 +37,7 @@
  * packing, which would cost as much as the product (see mmi_emit_axpy).
  * Scales, zero points and bias are read at run time.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "compiler/backend/target.h"
@@ -129,7 +130,15 @@ typedef struct ig_prod {
   const hc_value* wz; /* direct W's zero point (NULL: none) */
   int64_t wz_os[HC_MAX_RANK], wz_step;
   uint64_t x_ws_offset; /* bytes from the workspace to packed X */
-  hx_dtype_t yt;        /* INT32, or the requantised 8-bit type */
+  /* VNNI byte path (ci_use_vnni): X packed as uint8 K-quads, W int8 with
+   * zero point 0 read directly, vpdpbusd; the sum of x'·w over k minus
+   * zx' times W's row sum (a compile-time table) is the exact sum of
+   * (x - zx)·w. rs_os: row-sum offset per outer problem. */
+  bool vnni;
+  const hc_value* xz;
+  bool x_signed;
+  int64_t rs_os[HC_MAX_RANK];
+  hx_dtype_t yt; /* INT32, or the requantised 8-bit type */
   /* requantisation: scale_m per row, scale_p per column, y scale/zero point,
    * optional int32 bias per row */
   const hc_value *sm, *sp, *sy, *zy, *bias;
@@ -148,6 +157,7 @@ typedef struct ig_emit {
   LLVMValueRef psm, psp, pb, ys, yz;
   LLVMValueRef tile, m0, p0; /* int32 sums of the task's block */
   int64_t tile_ld;           /* tile row stride */
+  LLVMValueRef rs, rs_off, xzq; /* VNNI: row sums, their offset, zx' (i32) */
   LLVMValueRef acc[IG_MR * IG_MAX_NR];
 } ig_emit;
 
@@ -302,9 +312,52 @@ static void ig_micro(ig_emit* e, int r, int c, LLVMValueRef m, LLVMValueRef p) {
       z2[i] = hc_kb_splat(kb, z, 2);
     }
   }
-  LLVMValueRef xb = hc_kb_iadd(kb, e->x_off, hc_kb_imul(kb, p, hc_kb_i64(kb, 2)));
   for (int q = 0; q < r * c; ++q) LLVMBuildStore(b, LLVMConstNull(e->vacc), e->acc[q]);
   hc_loop kl;
+  if (d->vnni) {
+    /* K quads: <2L x i8> of 4 bytes per position, one i32 of 4 weights per
+     * row broadcast, vpdpbusd (unsigned x' bytes times signed weights). */
+    LLVMTypeRef v8 = LLVMVectorType(kb->t_i8, 2 * d->L);
+    LLVMValueRef xb = hc_kb_iadd(kb, e->x_off, hc_kb_imul(kb, p, hc_kb_i64(kb, 4)));
+    LLVMValueRef kq = hc_loop_begin(kb, &kl, hc_kb_i64(kb, 0), hc_kb_i64(kb, d->Kp / 4), "kq");
+    LLVMValueRef xrow = hc_kb_iadd(kb, xb, hc_kb_imul(kb, kq, hc_kb_i64(kb, 4 * d->Pp)));
+    LLVMValueRef xv[IG_MAX_NR];
+    for (int j = 0; j < c; ++j) {
+      LLVMValueRef idx = hc_kb_iadd(kb, xrow, hc_kb_i64(kb, (int64_t)j * 2 * d->L));
+      xv[j] = LLVMBuildLoad2(b, v8, LLVMBuildGEP2(b, kb->t_i8, e->xp, &idx, 1, ""), "");
+      LLVMSetAlignment(xv[j], 4);
+    }
+    LLVMValueRef k4 = hc_kb_imul(kb, kq, hc_kb_i64(kb, 4));
+    for (int i = 0; i < r; ++i) {
+      LLVMValueRef idx = hc_kb_iadd(kb, wrow[i], k4);
+      LLVMValueRef wi = LLVMBuildLoad2(b, kb->t_i32, LLVMBuildGEP2(b, kb->t_i8, e->wp, &idx, 1, ""), "");
+      LLVMSetAlignment(wi, 1);
+      LLVMValueRef wb = hc_kb_splat(kb, wi, VL);
+      for (int j = 0; j < c; ++j) {
+        LLVMValueRef a = e->acc[i * c + j];
+        LLVMValueRef r2 = call_fixed_intrinsic(kb, "llvm.x86.avx512.vpdpbusd.512",
+                                               (LLVMValueRef[]){LLVMBuildLoad2(b, e->vacc, a, ""), xv[j], wb}, 3);
+        if (LLVMTypeOf(r2) != e->vacc) r2 = LLVMBuildBitCast(b, r2, e->vacc, "");
+        LLVMBuildStore(b, r2, a);
+      }
+    }
+    hc_loop_end(kb, &kl);
+    for (int i = 0; i < r; ++i) {
+      LLVMValueRef trow = hc_kb_imul(kb, LLVMBuildSub(b, hc_kb_iadd(kb, m, hc_kb_i64(kb, i)), e->m0, ""),
+                                     hc_kb_i64(kb, e->tile_ld));
+      trow = hc_kb_iadd(kb, trow, LLVMBuildSub(b, p, e->p0, ""));
+      LLVMValueRef rsv = hc_kb_load(kb, HX_DTYPE_INT32, e->rs, hc_kb_iadd(kb, e->rs_off, hc_kb_iadd(kb, m, hc_kb_i64(kb, i))));
+      LLVMValueRef corr = hc_kb_splat(kb, LLVMBuildMul(b, rsv, e->xzq, ""), VL);
+      for (int j = 0; j < c; ++j) {
+        LLVMValueRef v = LLVMBuildSub(b, LLVMBuildLoad2(b, e->vacc, e->acc[i * c + j], ""), corr, "");
+        LLVMValueRef st = LLVMBuildStore(
+            b, v, hc_kb_gep(kb, HX_DTYPE_INT32, e->tile, hc_kb_iadd(kb, trow, hc_kb_i64(kb, (int64_t)j * VL))));
+        LLVMSetAlignment(st, 4);
+      }
+    }
+    return;
+  }
+  LLVMValueRef xb = hc_kb_iadd(kb, e->x_off, hc_kb_imul(kb, p, hc_kb_i64(kb, 2)));
   LLVMValueRef kk = hc_loop_begin(kb, &kl, hc_kb_i64(kb, 0), hc_kb_i64(kb, d->Kp / 2), "kk");
   LLVMValueRef xrow = hc_kb_iadd(kb, xb, hc_kb_imul(kb, kk, hc_kb_i64(kb, 2 * d->Pp)));
   LLVMValueRef xv[IG_MAX_NR];
@@ -411,6 +464,23 @@ static hx_status_t ig_emit_product(hc_lower_ctx* lc, const hc_node* n, const ig_
   e.xp = LLVMBuildGEP2(kb.b, kb.t_i8, ws, (LLVMValueRef[]){hc_kb_i64(&kb, (int64_t)d->x_ws_offset)}, 1, "");
   e.yp = hc_kb_ptr(&kb, y);
   ig_requant_setup(&e, IG_MB * PB, PB);
+  if (d->vnni) {
+    int64_t Mall = d->w->dims[0], K = d->w_ld;
+    const int8_t* w8 = (const int8_t*)d->w->data;
+    LLVMValueRef* vals = malloc(sizeof(LLVMValueRef) * (size_t)Mall);
+    if (!vals) return hc_node_error(n, HX_STATUS_OUT_OF_MEMORY, "out of memory (row sums)");
+    for (int64_t m = 0; m < Mall; ++m) {
+      int32_t sum = 0;
+      for (int64_t k = 0; k < K; ++k) sum += w8[m * K + k];
+      vals[m] = LLVMConstInt(kb.t_i32, (unsigned long long)(uint32_t)sum, 0);
+    }
+    e.rs = hc_kb_const_table(lc, LLVMConstArray2(kb.t_i32, vals, (uint64_t)Mall), "qrowsum", 64);
+    free(vals);
+    LLVMValueRef z = d->xz ? hc_kb_convert(&kb, hc_kb_load(&kb, d->xz->dtype, hc_kb_ptr(&kb, d->xz), hc_kb_i64(&kb, 0)),
+                                           d->xz->dtype, HX_DTYPE_INT32)
+                           : hc_kb_i32(&kb, 0);
+    e.xzq = d->x_signed ? LLVMBuildAdd(kb.b, z, hc_kb_i32(&kb, 128), "") : z;
+  }
 
   LLVMBuilderRef b = kb.b;
   hc_loop task, ml;
@@ -423,6 +493,7 @@ static hx_status_t ig_emit_product(hc_lower_ctx* lc, const hc_node* n, const ig_
   e.x_off = coord_offset(&kb, o, d->outer_rank, d->outer_dims, d->x_os);
   e.y_off = hc_kb_imul(&kb, o, hc_kb_i64(&kb, d->Mt * d->Pt));
   if (d->w_direct && d->wz) e.wz_off = coord_offset(&kb, o, d->outer_rank, d->outer_dims, d->wz_os);
+  if (d->vnni) e.rs_off = coord_offset(&kb, o, d->outer_rank, d->outer_dims, d->rs_os);
   if (d->yt != HX_DTYPE_INT32) {
     e.sm_off = coord_offset(&kb, o, d->outer_rank, d->outer_dims, d->sm_os);
     e.sp_off = coord_offset(&kb, o, d->outer_rank, d->outer_dims, d->sp_os);
@@ -1198,6 +1269,7 @@ typedef struct ci_cols {
   LLVMValueRef kbase; /* ch * ktot */
   int64_t instride[IG_MAX_SP], ostride[IG_MAX_SP];
   LLVMValueRef kv[IG_MAX_SP];
+  bool vnni; /* uint8 K-quads (x' = x, or x + 128 for int8; padding zx') */
 } ci_cols;
 
 /* Output range [lo, hi) of dim e whose input index o*s - pb + tap*d is in
@@ -1220,15 +1292,17 @@ static void ci_pack_row(ci_cols* c, LLVMValueRef tap, int64_t klast) {
   int nd = p->nd, el = nd - 1;
   int64_t OL = p->out[el], Pout = p->P / OL, Pp = ci_pp(p);
   LLVMValueRef k = hc_kb_iadd(kb, c->kbase, tap);
+  int64_t G = c->vnni ? 4 : 2;
+  hx_dtype_t et = c->vnni ? HX_DTYPE_UINT8 : HX_DTYPE_INT16;
   LLVMValueRef drow =
       hc_kb_iadd(kb, c->dbase,
-                 hc_kb_iadd(kb, hc_kb_imul(kb, LLVMBuildLShr(b, k, hc_kb_i64(kb, 1), ""), hc_kb_i64(kb, 2 * Pp)),
-                            LLVMBuildAnd(b, k, hc_kb_i64(kb, 1), "")));
+                 hc_kb_iadd(kb, hc_kb_imul(kb, LLVMBuildLShr(b, k, hc_kb_i64(kb, G == 4 ? 2 : 1), ""), hc_kb_i64(kb, G * Pp)),
+                            LLVMBuildAnd(b, k, hc_kb_i64(kb, G - 1), "")));
   int64_t lo, hi;
   ci_valid_range(p, el, klast, &lo, &hi);
   int64_t off = klast * p->d[el] - p->pb[el];
   hx_dtype_t xt = p->x->dtype;
-  LLVMValueRef zero16 = LLVMConstInt(kb->t_i16, 0, 0);
+  LLVMValueRef zero16 = c->vnni ? LLVMBuildTrunc(b, c->xz, kb->t_i8, "") : LLVMConstInt(kb->t_i16, 0, 0);
   hc_loop pl, ol;
   LLVMValueRef po = hc_loop_begin(kb, &pl, hc_kb_i64(kb, 0), hc_kb_i64(kb, Pout), "po");
   LLVMValueRef ok = LLVMConstInt(kb->t_i1, 1, 0);
@@ -1241,24 +1315,25 @@ static void ci_pack_row(ci_cols* c, LLVMValueRef tap, int64_t klast) {
     ok = LLVMBuildAnd(b, ok, LLVMBuildICmp(b, LLVMIntULT, i, hc_kb_i64(kb, p->in[e]), ""), "");
     idx = hc_kb_iadd(kb, idx, hc_kb_imul(kb, i, hc_kb_i64(kb, c->instride[e])));
   }
-  LLVMValueRef orow = hc_kb_iadd(kb, drow, hc_kb_imul(kb, po, hc_kb_i64(kb, 2 * OL)));
+  LLVMValueRef orow = hc_kb_iadd(kb, drow, hc_kb_imul(kb, po, hc_kb_i64(kb, G * OL)));
   /* Out-of-bounds rows (outer dims in the padding) read nothing. */
   LLVMValueRef hi_v = LLVMBuildSelect(b, ok, hc_kb_i64(kb, hi), hc_kb_i64(kb, lo), "");
   LLVMValueRef o = hc_loop_begin(kb, &ol, hc_kb_i64(kb, 0), hc_kb_i64(kb, lo), "z0");
-  hc_kb_store(kb, HX_DTYPE_INT16, c->dst, hc_kb_iadd(kb, orow, hc_kb_imul(kb, o, hc_kb_i64(kb, 2))), zero16);
+  hc_kb_store(kb, et, c->dst, hc_kb_iadd(kb, orow, hc_kb_imul(kb, o, hc_kb_i64(kb, G))), zero16);
   hc_loop_end(kb, &ol);
   o = hc_loop_begin(kb, &ol, hc_kb_i64(kb, lo), hi_v, "ow");
   LLVMValueRef si = hc_kb_iadd(kb, idx, hc_kb_iadd(kb, hc_kb_imul(kb, o, hc_kb_i64(kb, p->s[el])), hc_kb_i64(kb, off)));
   LLVMValueRef v = hc_kb_convert(kb, hc_kb_load(kb, xt, c->px, si), xt, HX_DTYPE_INT32);
-  v = LLVMBuildTrunc(b, LLVMBuildSub(b, v, c->xz, ""), kb->t_i16, "");
-  hc_kb_store(kb, HX_DTYPE_INT16, c->dst, hc_kb_iadd(kb, orow, hc_kb_imul(kb, o, hc_kb_i64(kb, 2))), v);
+  v = c->vnni ? LLVMBuildTrunc(b, v, kb->t_i8, "") : LLVMBuildTrunc(b, LLVMBuildSub(b, v, c->xz, ""), kb->t_i16, "");
+  if (c->vnni && hc_dtype_is_signed(xt)) v = LLVMBuildXor(b, v, LLVMConstInt(kb->t_i8, 0x80, 0), "");
+  hc_kb_store(kb, et, c->dst, hc_kb_iadd(kb, orow, hc_kb_imul(kb, o, hc_kb_i64(kb, G))), v);
   hc_loop_end(kb, &ol);
   o = hc_loop_begin(kb, &ol, hi_v, hc_kb_i64(kb, OL), "z1");
-  hc_kb_store(kb, HX_DTYPE_INT16, c->dst, hc_kb_iadd(kb, orow, hc_kb_imul(kb, o, hc_kb_i64(kb, 2))), zero16);
+  hc_kb_store(kb, et, c->dst, hc_kb_iadd(kb, orow, hc_kb_imul(kb, o, hc_kb_i64(kb, G))), zero16);
   hc_loop_end(kb, &ol);
   hc_loop_end(kb, &pl);
   o = hc_loop_begin(kb, &ol, hc_kb_i64(kb, p->P), hc_kb_i64(kb, Pp), "pp");
-  hc_kb_store(kb, HX_DTYPE_INT16, c->dst, hc_kb_iadd(kb, drow, hc_kb_imul(kb, o, hc_kb_i64(kb, 2))), zero16);
+  hc_kb_store(kb, et, c->dst, hc_kb_iadd(kb, drow, hc_kb_imul(kb, o, hc_kb_i64(kb, G))), zero16);
   hc_loop_end(kb, &ol);
 }
 
@@ -1283,8 +1358,8 @@ static void ci_taps(ci_cols* c, int e, LLVMValueRef tap) {
  * holds x(n, g*Cg + c, pos*stride - pad + tap*dilation) - x_zero_point for
  * every output position, 0 where the tap falls in the padding; an odd K's
  * last row is 0. */
-static hx_status_t ci_pack_x(hc_lower_ctx* lc, const hc_node* n, const ci_plan* p, uint64_t dst_off) {
-  int64_t Kp = ci_kp(p), Pp = ci_pp(p);
+static hx_status_t ci_pack_x(hc_lower_ctx* lc, const hc_node* n, const ci_plan* p, uint64_t dst_off, bool vnni) {
+  int64_t Kp = vnni ? p->Kc : ci_kp(p), Pp = ci_pp(p), esz = vnni ? 1 : 2;
   int64_t CB = 16384 / (p->ktot * Pp);
   if (CB < 1) CB = 1;
   int64_t ncb = (p->Cg + CB - 1) / CB;
@@ -1295,12 +1370,14 @@ static hx_status_t ci_pack_x(hc_lower_ctx* lc, const hc_node* n, const ci_plan* 
   memset(&c, 0, sizeof c);
   c.kb = &kb;
   c.p = p;
+  c.vnni = vnni;
   c.px = hc_kb_ptr(&kb, p->x);
   LLVMValueRef ws = hc_kb_workspace(&kb);
   c.dst = LLVMBuildGEP2(b, kb.t_i8, ws, (LLVMValueRef[]){hc_kb_i64(&kb, (int64_t)dst_off)}, 1, "");
   c.xz = p->xz ? hc_kb_convert(&kb, hc_kb_load(&kb, p->xz->dtype, hc_kb_ptr(&kb, p->xz), hc_kb_i64(&kb, 0)),
                                p->xz->dtype, HX_DTYPE_INT32)
                : hc_kb_i32(&kb, 0);
+  if (vnni && hc_dtype_is_signed(p->x->dtype)) c.xz = LLVMBuildAdd(b, c.xz, hc_kb_i32(&kb, 128), "");
   hc_strides(p->nd, p->in, c.instride);
   hc_strides(p->nd, p->out, c.ostride);
   hc_loop task, cl, pl;
@@ -1311,12 +1388,13 @@ static hx_status_t ci_pack_x(hc_lower_ctx* lc, const hc_node* n, const ci_plan* 
   /* (n*G + g) * Cg is the first input channel of the group in image n. */
   LLVMValueRef xbase = hc_kb_imul(&kb, ng, hc_kb_i64(&kb, p->Cg * p->inplane));
   c.dbase = hc_kb_imul(&kb, ng, hc_kb_i64(&kb, Kp * Pp));
+  (void)esz;
   LLVMValueRef ch = hc_loop_begin(&kb, &cl, c0, c1, "c");
   c.xch = hc_kb_iadd(&kb, xbase, hc_kb_imul(&kb, ch, hc_kb_i64(&kb, p->inplane)));
   c.kbase = hc_kb_imul(&kb, ch, hc_kb_i64(&kb, p->ktot));
   ci_taps(&c, 0, hc_kb_i64(&kb, 0));
   hc_loop_end(&kb, &cl);
-  if (p->Kc % 2) {
+  if (p->Kc % 2 && !vnni) {
     hc_if last;
     hc_if_begin(&kb, &last, LLVMBuildICmp(b, LLVMIntEQ, c1, hc_kb_i64(&kb, p->Cg), ""));
     LLVMValueRef drow = hc_kb_iadd(&kb, c.dbase, hc_kb_i64(&kb, (p->Kc / 2) * 2 * Pp + 1));
@@ -1491,6 +1569,26 @@ static hx_status_t ci_emit_depthwise(hc_lower_ctx* lc, const hc_node* n, const c
   return HX_OK;
 }
 
+/* The VNNI byte path: a 512-bit VNNI target, constant int8 weights with
+ * zero point 0 (the usual symmetric quantization), K a multiple of 4 (a
+ * weight quad never crosses a row), more than one position. */
+static bool ci_use_vnni(const hc_lower_ctx* lc, const ci_plan* p) {
+  uint64_t f = lc->target ? lc->target->required_features : 0;
+  unsigned nr;
+  if (ig_lanes(lc, &nr) != 32 || !(f & HX_CPU_AVX512VNNI)) return false;
+  const char* name = "llvm.x86.avx512.vpdpbusd.512";
+  if (!LLVMLookupIntrinsicID(name, strlen(name))) return false;
+  if (p->w->kind != HC_VALUE_CONST || !p->w->data || p->w->dtype != HX_DTYPE_INT8) return false;
+  if (p->Kc % 4 || p->P == 1) return false;
+  if (p->wz) {
+    if (p->wz->kind != HC_VALUE_CONST || !p->wz->data) return false;
+    const int8_t* z = (const int8_t*)p->wz->data;
+    for (int64_t i = 0; i < hc_value_numel(p->wz); ++i)
+      if (z[i]) return false;
+  }
+  return true;
+}
+
 static hx_status_t lower_ci_common(hc_lower_ctx* lc, hc_node* n, bool q) {
   ci_plan p;
   HX_RETURN_IF_ERROR(ci_setup(n, q, &p));
@@ -1527,8 +1625,15 @@ static hx_status_t lower_ci_common(hc_lower_ctx* lc, hc_node* n, bool q) {
     int64_t rdims[1] = {p.M}, zs[1] = {wz_step};
     HX_RETURN_IF_ERROR(ig_pack_rows(lc, n, "pack_w", p.w, p.M, p.Kc, Kp, 0, p.wz, 1, rdims, zs));
   }
-  HX_RETURN_IF_ERROR(ci_pack_x(lc, n, &p, x_off));
+  d.vnni = ci_use_vnni(lc, &p);
+  HX_RETURN_IF_ERROR(ci_pack_x(lc, n, &p, x_off, d.vnni));
   d.x_os[0] = p.G * Kp * d.Pp, d.x_os[1] = Kp * d.Pp;
+  if (d.vnni) {
+    d.Kp = p.Kc;
+    d.x_os[0] = p.G * p.Kc * d.Pp, d.x_os[1] = p.Kc * d.Pp;
+    d.xz = p.xz, d.x_signed = hc_dtype_is_signed(p.x->dtype);
+    d.rs_os[1] = p.Mg;
+  }
   d.x_ws_offset = x_off;
   if (p.P == 1 && d.w_direct) return ig_emit_gemv(lc, n, &d, n->outputs[0]);
   return ig_emit_product(lc, n, &d, n->outputs[0]);

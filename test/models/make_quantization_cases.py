@@ -425,7 +425,7 @@ def conv_cases(root):
        rand_q(np.int8, (37,)), pads=[1, 1, 1, 1])
 
     def qc(name, x, xs, xz, w, ws, wz, ys, yz, B=None, group=1, strides=None, dil=None, pads=None,
-           auto_pad='NOTSET'):
+           auto_pad='NOTSET', consts=()):
         nd = x.ndim - 2
         strides = strides or [1] * nd
         dil = dil or [1] * nd
@@ -444,7 +444,7 @@ def conv_cases(root):
         mult = (np.float32(np.asarray(xs).reshape(())) * (wsv.reshape(shp) if wsv.size > 1 else wsv.reshape(()))) \
             / np.float32(np.asarray(ys).reshape(()))
         y = requant(acc, np.asarray(mult, np.float32), yz, np.asarray(yz).dtype.type)
-        save_case(root, name, node, inputs, [('y', y)], 10)
+        save_case(root, name, node, inputs, [('y', y)], 10, consts)
 
     f32 = np.float32
     qc('qc_per_channel_bias_grouped', rand_q(np.uint8, (2, 4, 8, 7)), f32(0.02), np.uint8(128),
@@ -486,6 +486,19 @@ def conv_cases(root):
        np.uint8(100), B=RNG.integers(-20000, 20000, size=37).astype(np.int32))
     qc('qc_1x1_one_position_batch_u8w', rand_q(np.int8, (2, 96, 1, 1)), f32(0.02), np.int8(-3),
        rand_q(np.uint8, (10, 96, 1, 1)), f32(0.01), np.uint8(131), f32(0.5), np.int8(0))
+    # constant int8 weights with zero point 0 and K a multiple of 4: the VNNI
+    # byte path on AVX512-VNNI targets (x' = x, or x + 128 for int8 x;
+    # padding reads zx'; W's row sums correct the x zero point)
+    qc('qc_vnni_u8x_3x3_const_w', rand_q(np.uint8, (1, 16, 11, 13)), f32(0.02), np.uint8(121),
+       rand_q(np.int8, (20, 16, 3, 3)), (RNG.random(20) * 0.02 + 0.005).astype(f32), np.zeros(20, np.int8), f32(0.3),
+       np.uint8(100), B=RNG.integers(-20000, 20000, size=20).astype(np.int32), pads=[1, 1, 1, 1],
+       consts=('w', 'wz', 'B'))
+    qc('qc_vnni_s8x_1x1_stride2_const_w', rand_q(np.int8, (2, 8, 9, 9)), f32(0.05), np.int8(-5),
+       rand_q(np.int8, (12, 8, 1, 1)), f32(0.01), np.int8(0), f32(0.2), np.int8(3), strides=[2, 2],
+       consts=('w', 'wz'))
+    qc('qc_vnni_grouped_extremes_const_w', np.full((1, 8, 6, 6), 255, np.uint8), f32(0.05), np.uint8(0),
+       np.full((6, 4, 1, 1), -128, np.int8), f32(0.01), np.int8(0), f32(0.2), np.uint8(128), group=2,
+       pads=[1, 0, 0, 1], consts=('w',))
     qc('qc_depthwise_u8', rand_q(np.uint8, (1, 6, 7, 7)), f32(0.01), np.uint8(127), rand_q(np.uint8, (6, 1, 3, 3)),
        (RNG.random(6) * 0.02 + 0.005).astype(f32), rand_q(np.uint8, (6,)), f32(0.02), np.uint8(128), group=6,
        pads=[1, 1, 1, 1], B=RNG.integers(-300, 300, size=6).astype(np.int32))
