@@ -135,6 +135,7 @@ typedef struct ig_prod {
    * zx' times W's row sum (a compile-time table) is the exact sum of
    * (x - zx)·w. rs_os: row-sum offset per outer problem. */
   bool vnni;
+  int64_t w_kc; /* W's row length in its tensor (w_ld is K rounded up to 4) */
   const hc_value* xz;
   bool x_signed;
   int64_t rs_os[HC_MAX_RANK];
@@ -465,10 +466,18 @@ static hx_status_t ig_emit_product(hc_lower_ctx* lc, const hc_node* n, const ig_
   e.yp = hc_kb_ptr(&kb, y);
   ig_requant_setup(&e, IG_MB * PB, PB);
   if (d->vnni) {
-    int64_t Mall = d->w->dims[0], K = d->w_ld;
+    int64_t Mall = d->w->dims[0], K = d->w_kc, K4 = d->w_ld;
     const int8_t* w8 = (const int8_t*)d->w->data;
-    LLVMValueRef* vals = malloc(sizeof(LLVMValueRef) * (size_t)Mall);
+    LLVMValueRef* vals = malloc(sizeof(LLVMValueRef) * (size_t)(Mall > Mall * K4 ? Mall : Mall * K4));
     if (!vals) return hc_node_error(n, HX_STATUS_OUT_OF_MEMORY, "out of memory (row sums)");
+    if (K4 != K) {
+      /* rows padded to a multiple of 4 with zeros, in the code object (a
+       * first convolution: K = 3*k*k, a few KB) */
+      for (int64_t m = 0; m < Mall; ++m)
+        for (int64_t k = 0; k < K4; ++k)
+          vals[m * K4 + k] = LLVMConstInt(kb.t_i8, k < K ? (unsigned long long)(uint8_t)w8[m * K + k] : 0, 0);
+      e.wp = hc_kb_const_table(lc, LLVMConstArray2(kb.t_i8, vals, (uint64_t)(Mall * K4)), "qwpad", 64);
+    }
     for (int64_t m = 0; m < Mall; ++m) {
       int32_t sum = 0;
       for (int64_t k = 0; k < K; ++k) sum += w8[m * K + k];
@@ -1359,7 +1368,7 @@ static void ci_taps(ci_cols* c, int e, LLVMValueRef tap) {
  * every output position, 0 where the tap falls in the padding; an odd K's
  * last row is 0. */
 static hx_status_t ci_pack_x(hc_lower_ctx* lc, const hc_node* n, const ci_plan* p, uint64_t dst_off, bool vnni) {
-  int64_t Kp = vnni ? p->Kc : ci_kp(p), Pp = ci_pp(p), esz = vnni ? 1 : 2;
+  int64_t Kp = vnni ? round_up(p->Kc, 4) : ci_kp(p), Pp = ci_pp(p), esz = vnni ? 1 : 2;
   int64_t CB = 16384 / (p->ktot * Pp);
   if (CB < 1) CB = 1;
   int64_t ncb = (p->Cg + CB - 1) / CB;
@@ -1570,8 +1579,9 @@ static hx_status_t ci_emit_depthwise(hc_lower_ctx* lc, const hc_node* n, const c
 }
 
 /* The VNNI byte path: a 512-bit VNNI target, constant int8 weights with
- * zero point 0 (the usual symmetric quantization), K a multiple of 4 (a
- * weight quad never crosses a row), more than one position. */
+ * zero point 0 (the usual symmetric quantization), more than one position.
+ * K not a multiple of 4 reads rows padded at compile time; X's padding
+ * rows are then left unwritten (they meet zero weights). */
 static bool ci_use_vnni(const hc_lower_ctx* lc, const ci_plan* p) {
   uint64_t f = lc->target ? lc->target->required_features : 0;
   unsigned nr;
@@ -1579,7 +1589,7 @@ static bool ci_use_vnni(const hc_lower_ctx* lc, const ci_plan* p) {
   const char* name = "llvm.x86.avx512.vpdpbusd.512";
   if (!LLVMLookupIntrinsicID(name, strlen(name))) return false;
   if (p->w->kind != HC_VALUE_CONST || !p->w->data || p->w->dtype != HX_DTYPE_INT8) return false;
-  if (p->Kc % 4 || p->P == 1) return false;
+  if (p->P == 1) return false;
   if (p->wz) {
     if (p->wz->kind != HC_VALUE_CONST || !p->wz->data) return false;
     const int8_t* z = (const int8_t*)p->wz->data;
@@ -1613,9 +1623,11 @@ static hx_status_t lower_ci_common(hc_lower_ctx* lc, hc_node* n, bool q) {
   }
   if (ci_is_depthwise(&p)) return ci_emit_depthwise(lc, n, &p, &d, n->outputs[0], wz_step);
 
-  d.w_direct = p.Kc % 2 == 0;
+  d.vnni = ci_use_vnni(lc, &p);
+  d.w_direct = p.Kc % 2 == 0 || d.vnni;
   d.w = p.w;
-  d.w_ld = d.w_direct ? p.Kc : Kp;
+  d.w_kc = p.Kc;
+  d.w_ld = d.vnni ? round_up(p.Kc, 4) : d.w_direct ? p.Kc : Kp;
   d.w_os[0] = 0, d.w_os[1] = p.Mg * d.w_ld;
   if (d.w_direct && p.wz) {
     d.wz = p.wz;
@@ -1625,12 +1637,11 @@ static hx_status_t lower_ci_common(hc_lower_ctx* lc, hc_node* n, bool q) {
     int64_t rdims[1] = {p.M}, zs[1] = {wz_step};
     HX_RETURN_IF_ERROR(ig_pack_rows(lc, n, "pack_w", p.w, p.M, p.Kc, Kp, 0, p.wz, 1, rdims, zs));
   }
-  d.vnni = ci_use_vnni(lc, &p);
   HX_RETURN_IF_ERROR(ci_pack_x(lc, n, &p, x_off, d.vnni));
   d.x_os[0] = p.G * Kp * d.Pp, d.x_os[1] = Kp * d.Pp;
   if (d.vnni) {
-    d.Kp = p.Kc;
-    d.x_os[0] = p.G * p.Kc * d.Pp, d.x_os[1] = p.Kc * d.Pp;
+    d.Kp = d.w_ld;
+    d.x_os[0] = p.G * d.Kp * d.Pp, d.x_os[1] = d.Kp * d.Pp;
     d.xz = p.xz, d.x_signed = hc_dtype_is_signed(p.x->dtype);
     d.rs_os[1] = p.Mg;
   }

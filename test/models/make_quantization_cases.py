@@ -499,6 +499,9 @@ def conv_cases(root):
     qc('qc_vnni_grouped_extremes_const_w', np.full((1, 8, 6, 6), 255, np.uint8), f32(0.05), np.uint8(0),
        np.full((6, 4, 1, 1), -128, np.int8), f32(0.01), np.int8(0), f32(0.2), np.uint8(128), group=2,
        pads=[1, 0, 0, 1], consts=('w',))
+    qc('qc_vnni_odd_k_const_w', rand_q(np.uint8, (1, 3, 15, 17)), f32(0.02), np.uint8(140),
+       rand_q(np.int8, (10, 3, 3, 3)), (RNG.random(10) * 0.02 + 0.005).astype(f32), np.zeros(10, np.int8), f32(0.3),
+       np.uint8(90), strides=[2, 2], pads=[1, 1, 1, 1], consts=('w', 'wz'))
     qc('qc_depthwise_u8', rand_q(np.uint8, (1, 6, 7, 7)), f32(0.01), np.uint8(127), rand_q(np.uint8, (6, 1, 3, 3)),
        (RNG.random(6) * 0.02 + 0.005).astype(f32), rand_q(np.uint8, (6,)), f32(0.02), np.uint8(128), group=6,
        pads=[1, 1, 1, 1], B=RNG.integers(-300, 300, size=6).astype(np.int32))
