@@ -1471,9 +1471,9 @@ static hx_status_t ci_emit_depthwise(hc_lower_ctx* lc, const hc_node* n, const c
   LLVMValueRef c = hc_loop_begin(&kb, &cl, hc_kb_i64(&kb, 0), hc_kb_i64(&kb, p->P), "z");
   hc_kb_store(&kb, HX_DTYPE_INT32, e.tile, c, hc_kb_i32(&kb, 0));
   hc_loop_end(&kb, &cl);
-  /* Interior: output rows and columns whose taps are all in bounds (for a
-   * stride-2 row, also the odd byte after the last one read), VL columns at
-   * a time with the taps summed in registers. */
+  /* Interior columns: those whose taps are all in bounds (for a stride-2
+   * row, also the odd byte after the last one read), VL columns at a time
+   * over every output row with the taps summed in registers. */
   int64_t VL = d->L / 2, sw = p->s[1];
   int64_t rI0 = 0, rI1 = p->out[0], cI0 = 0, cI1 = OW;
   for (int64_t kh = 0; kh < p->k[0]; ++kh) {
@@ -1493,7 +1493,8 @@ static hx_status_t ci_emit_depthwise(hc_lower_ctx* lc, const hc_node* n, const c
    * the one before instead of leaving a remainder (it stores the same sums). */
   while (VL > 4 && cI1 - cI0 < VL) VL /= 2;
   int64_t cEnd = cI0, nch = 0;
-  if (sw <= 2 && rI0 < rI1 && cI1 - cI0 >= VL) cEnd = cI1, nch = (cI1 - cI0 + VL - 1) / VL;
+  if (sw <= 2 && cI1 - cI0 >= VL) cEnd = cI1, nch = (cI1 - cI0 + VL - 1) / VL;
+  (void)rI0, (void)rI1;
   if (cEnd > cI0) {
     LLVMTypeRef vi32 = LLVMVectorType(kb.t_i32, (unsigned)VL), vx = LLVMVectorType(kb.t_i8, (unsigned)(VL * sw));
     LLVMValueRef sel[IG_MAX_LANES / 2];
@@ -1503,14 +1504,19 @@ static hx_status_t ci_emit_depthwise(hc_lower_ctx* lc, const hc_node* n, const c
     LLVMValueRef wsp[64];
     for (int64_t i = 0; i < p->ktot; ++i) wsp[i] = hc_kb_splat(&kb, wv[i], (unsigned)VL);
     bool sx = hc_dtype_is_signed(p->x->dtype);
-    LLVMValueRef oh = hc_loop_begin(&kb, &rl, hc_kb_i64(&kb, rI0), hc_kb_i64(&kb, rI1), "ih");
+    LLVMValueRef accp = hc_kb_alloca(&kb, vi32, "dwacc");
+    LLVMValueRef oh = hc_loop_begin(&kb, &rl, hc_kb_i64(&kb, 0), hc_kb_i64(&kb, p->out[0]), "ih");
     LLVMValueRef ch = hc_loop_begin(&kb, &cl, hc_kb_i64(&kb, 0), hc_kb_i64(&kb, nch), "iw");
     LLVMValueRef ow = hc_kb_imin(&kb, hc_kb_iadd(&kb, hc_kb_i64(&kb, cI0), hc_kb_imul(&kb, ch, hc_kb_i64(&kb, VL))),
                                  hc_kb_i64(&kb, cI1 - VL));
-    LLVMValueRef acc = LLVMConstNull(vi32);
+    LLVMBuildStore(b, LLVMConstNull(vi32), accp);
     for (int64_t kh = 0; kh < p->k[0]; ++kh) {
       LLVMValueRef ih = hc_kb_iadd(&kb, hc_kb_imul(&kb, oh, hc_kb_i64(&kb, p->s[0])),
                                    hc_kb_i64(&kb, kh * p->d[0] - p->pb[0]));
+      /* rows whose tap row is in the padding skip it (x - zx = 0 there) */
+      hc_if rin;
+      hc_if_begin(&kb, &rin, LLVMBuildICmp(b, LLVMIntULT, ih, hc_kb_i64(&kb, p->in[0]), ""));
+      LLVMValueRef acc = LLVMBuildLoad2(b, vi32, accp, "");
       LLVMValueRef xrow = hc_kb_iadd(&kb, xplane, hc_kb_iadd(&kb, hc_kb_imul(&kb, ih, hc_kb_i64(&kb, W)),
                                                              hc_kb_imul(&kb, ow, hc_kb_i64(&kb, sw))));
       for (int64_t kw = 0; kw < p->k[1]; ++kw) {
@@ -1522,15 +1528,19 @@ static hx_status_t ci_emit_depthwise(hc_lower_ctx* lc, const hc_node* n, const c
         xv = LLVMBuildSub(b, xv, xzv, "");
         acc = LLVMBuildAdd(b, acc, LLVMBuildMul(b, xv, wsp[kh * p->k[1] + kw], ""), "");
       }
+      LLVMBuildStore(b, acc, accp);
+      hc_if_end(&kb, &rin);
     }
+    LLVMValueRef acc = LLVMBuildLoad2(b, vi32, accp, "");
     LLVMValueRef ti = hc_kb_iadd(&kb, hc_kb_imul(&kb, oh, hc_kb_i64(&kb, OW)), ow);
     LLVMValueRef stv = LLVMBuildStore(b, acc, hc_kb_gep(&kb, HX_DTYPE_INT32, e.tile, ti));
     LLVMSetAlignment(stv, 4);
     hc_loop_end(&kb, &cl);
     hc_loop_end(&kb, &rl);
   }
-  /* The rest, one tap at a time into the tile: rows outside the interior,
-   * and the interior rows' columns outside [cI0, cEnd). */
+  /* The rest, one tap at a time into the tile: the columns outside
+   * [cI0, cEnd) (the vector path covers every row there, skipping tap rows
+   * in the padding). */
   for (int64_t kh = 0; kh < p->k[0]; ++kh) {
     int64_t rlo, rhi;
     ci_valid_range(p, 0, kh, &rlo, &rhi);
@@ -1544,11 +1554,9 @@ static hx_status_t ci_emit_depthwise(hc_lower_ctx* lc, const hc_node* n, const c
       int64_t reg[5][4] = {{rlo, rhi, lo, hi}};
       int nreg = 1;
       if (cEnd > cI0) {
-        int64_t a0 = rI0 > rlo ? rI0 : rlo, a1 = rI1 < rhi ? rI1 : rhi;
         nreg = 0;
-        int64_t r[5][4] = {{rlo, a0, lo, hi}, {a1, rhi, lo, hi}, {a0, a1, lo, cI0 < hi ? cI0 : hi},
-                           {a0, a1, cEnd > lo ? cEnd : lo, hi}};
-        for (int i = 0; i < 4; ++i)
+        int64_t r[2][4] = {{rlo, rhi, lo, cI0 < hi ? cI0 : hi}, {rlo, rhi, cEnd > lo ? cEnd : lo, hi}};
+        for (int i = 0; i < 2; ++i)
           if (r[i][0] < r[i][1] && r[i][2] < r[i][3]) memcpy(reg[nreg++], r[i], sizeof r[i]);
       }
       for (int ri = 0; ri < nreg; ++ri) {
