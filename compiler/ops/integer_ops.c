@@ -16,6 +16,10 @@
  *    per (row, vector) adds w[k]*x[k][p] + w[k+1]*x[k+1][p] into lane p.
  *    Accumulation is exact int32 arithmetic (wrapping on overflow, as ONNX
  *    allows) and needs no horizontal reduction;
+ *  - on AVX512-VNNI targets, convolutions with constant int8 weights of
+ *    zero point 0 take a byte path instead: uint8 activation quads times
+ *    broadcast weight quads with vpdpbusd (4 MACs per lane), corrected by
+ *    the x zero point times compile-time weight row sums (ci_use_vnni);
  *  - W (a convolution's weights, a matrix product's A) is read directly
  *    from its 8-bit tensor when K is even (the zero point subtracted in
  *    registers), else from int16 rows packed once per run with a zero pad;
@@ -113,10 +117,12 @@ static bool is_single(const hc_value* v) { return v->rank <= 1 && hc_value_numel
  * W (rows) is read either directly from the 8-bit tensor `w` (rows w_ld
  * elements apart, K even, the row's zero point subtracted in registers) or
  * from int16 rows packed in the workspace at offset 0 (K odd: Kp = K + 1,
- * zero point already subtracted, a 0 in the padding). X (columns) is always
- * packed in the workspace at x_ws_offset as int16 panels of K pairs:
- * element (k, p) at ((k/2)*Pp + p)*2 + k%2, zero point subtracted, Pp = Pt
- * rounded up to IG_VMAX positions with zeros in the padding. */
+ * zero point already subtracted, a 0 in the padding). X (columns) is packed
+ * in the workspace at x_ws_offset as int16 panels of K pairs: element
+ * (k, p) at ((k/2)*Pp + p)*2 + k%2, zero point subtracted, Pp = Pt rounded
+ * up to IG_VMAX positions (1 for a single position) with zeros in the
+ * padding; on the VNNI path (vnni) as uint8 panels of K quads, element
+ * (k, p) at ((k/4)*Pp + p)*4 + k%4. */
 typedef struct ig_prod {
   int64_t Mt, Pt, Kp, Pp;
   unsigned L;  /* int16 lanes per vector (two per int32 accumulator lane) */
@@ -1368,7 +1374,7 @@ static void ci_taps(ci_cols* c, int e, LLVMValueRef tap) {
  * every output position, 0 where the tap falls in the padding; an odd K's
  * last row is 0. */
 static hx_status_t ci_pack_x(hc_lower_ctx* lc, const hc_node* n, const ci_plan* p, uint64_t dst_off, bool vnni) {
-  int64_t Kp = vnni ? round_up(p->Kc, 4) : ci_kp(p), Pp = ci_pp(p), esz = vnni ? 1 : 2;
+  int64_t Kp = vnni ? round_up(p->Kc, 4) : ci_kp(p), Pp = ci_pp(p);
   int64_t CB = 16384 / (p->ktot * Pp);
   if (CB < 1) CB = 1;
   int64_t ncb = (p->Cg + CB - 1) / CB;
@@ -1397,7 +1403,6 @@ static hx_status_t ci_pack_x(hc_lower_ctx* lc, const hc_node* n, const ci_plan* 
   /* (n*G + g) * Cg is the first input channel of the group in image n. */
   LLVMValueRef xbase = hc_kb_imul(&kb, ng, hc_kb_i64(&kb, p->Cg * p->inplane));
   c.dbase = hc_kb_imul(&kb, ng, hc_kb_i64(&kb, Kp * Pp));
-  (void)esz;
   LLVMValueRef ch = hc_loop_begin(&kb, &cl, c0, c1, "c");
   c.xch = hc_kb_iadd(&kb, xbase, hc_kb_imul(&kb, ch, hc_kb_i64(&kb, p->inplane)));
   c.kbase = hc_kb_imul(&kb, ch, hc_kb_i64(&kb, p->ktot));
@@ -1420,12 +1425,13 @@ static hx_status_t ci_pack_x(hc_lower_ctx* lc, const hc_node* n, const ci_plan* 
 }
 
 /* Depthwise (one input channel per group, 2-D): task (image, output
- * channel); per output row, an int32 row accumulates each tap's weight
- * (zero point subtracted) times the input row minus x's zero point over
- * the output columns whose tap is in bounds (a compile-time range per tap:
- * padding contributes x_zp - x_zp = 0, so it is skipped), in a loop over
- * contiguous columns that vectorises; then the row is requantised (or
- * stored, ConvInteger) as the product's epilogue does. */
+ * channel), an int32 tile of the output plane. The columns whose taps are
+ * all in bounds take a vector path (VL columns, every tap's weight minus its
+ * zero point times x minus x's zero point summed in registers, tap rows in
+ * the padding skipped); the other columns add one tap at a time over its
+ * compile-time range of valid outputs (padding contributes zx - zx = 0).
+ * Then the plane is requantised (or stored, ConvInteger) as the product's
+ * epilogue does. */
 static hx_status_t ci_emit_depthwise(hc_lower_ctx* lc, const hc_node* n, const ci_plan* p, const ig_prod* d,
                                      const hc_value* y, int64_t wz_step) {
   int64_t OW = p->out[1], W = p->in[1];
@@ -1475,12 +1481,7 @@ static hx_status_t ci_emit_depthwise(hc_lower_ctx* lc, const hc_node* n, const c
    * row, also the odd byte after the last one read), VL columns at a time
    * over every output row with the taps summed in registers. */
   int64_t VL = d->L / 2, sw = p->s[1];
-  int64_t rI0 = 0, rI1 = p->out[0], cI0 = 0, cI1 = OW;
-  for (int64_t kh = 0; kh < p->k[0]; ++kh) {
-    int64_t lo, hi;
-    ci_valid_range(p, 0, kh, &lo, &hi);
-    rI0 = lo > rI0 ? lo : rI0, rI1 = hi < rI1 ? hi : rI1;
-  }
+  int64_t cI0 = 0, cI1 = OW;
   for (int64_t kw = 0; kw < p->k[1]; ++kw) {
     int64_t lo, hi, off = kw * p->d[1] - p->pb[1];
     ci_valid_range(p, 1, kw, &lo, &hi);
@@ -1494,7 +1495,6 @@ static hx_status_t ci_emit_depthwise(hc_lower_ctx* lc, const hc_node* n, const c
   while (VL > 4 && cI1 - cI0 < VL) VL /= 2;
   int64_t cEnd = cI0, nch = 0;
   if (sw <= 2 && cI1 - cI0 >= VL) cEnd = cI1, nch = (cI1 - cI0 + VL - 1) / VL;
-  (void)rI0, (void)rI1;
   if (cEnd > cI0) {
     LLVMTypeRef vi32 = LLVMVectorType(kb.t_i32, (unsigned)VL), vx = LLVMVectorType(kb.t_i8, (unsigned)(VL * sw));
     LLVMValueRef sel[IG_MAX_LANES / 2];
