@@ -7,30 +7,41 @@
  * X[o][p][k] over "outer" problems o (output batch entries of a matrix
  * product; (image, group) pairs of a convolution):
  *
- *  - packing kernels write both operands to the workspace as int16 rows of
- *    Kp elements with the zero point already subtracted (exact: a difference
- *    of two 8-bit values fits 16 bits) and zeros in the padding up to Kp, a
- *    multiple of the vector width: A's rows and B's columns for a matrix
- *    product; W's rows and the im2col rows of x (one per output position,
- *    taps in W's order, padding positions 0 = the zero point subtracted) for
- *    a convolution;
- *  - the product kernel computes IG_MR x IG_NR dot products at a time with
- *    explicit int16 vectors: each step multiplies sign-extended lanes and
- *    adds adjacent pairs into int32 lanes (x86 pmaddwd, or vpdpwssd on
- *    VNNI targets, which also adds the accumulator), so accumulation is
- *    exact int32 arithmetic (wrapping on overflow, as ONNX allows);
- *  - the epilogue stores the int32 sum (MatMulInteger, ConvInteger), or
- *    (QLinear*) the task's block of sums goes to a stack tile that a
- *    vectorisable loop requantises: (sum + bias) times the multiplier
+ *  - the product is in outer-product form, like the float micro-kernels
+ *    (gemm_microkernel.c): vector lanes run over output columns (positions
+ *    of a convolution), a register tile holds IG_MR rows x NR vectors of
+ *    int32 accumulators, and K is consumed in pairs: each row's pair
+ *    (w[k] - zw, w[k+1] - zw) is broadcast as one 32-bit lane and one x86
+ *    pmaddwd (vpdpwssd on VNNI targets, which also adds the accumulator)
+ *    per (row, vector) adds w[k]*x[k][p] + w[k+1]*x[k+1][p] into lane p.
+ *    Accumulation is exact int32 arithmetic (wrapping on overflow, as ONNX
+ *    allows) and needs no horizontal reduction;
+ *  - on AVX512-VNNI targets, convolutions with constant int8 weights of
+ *    zero point 0 take a byte path instead: uint8 activation quads times
+ *    broadcast weight quads with vpdpbusd (4 MACs per lane), corrected by
+ *    the x zero point times compile-time weight row sums (ci_use_vnni);
+ *  - W (a convolution's weights, a matrix product's A) is read directly
+ *    from its 8-bit tensor when K is even (the zero point subtracted in
+ *    registers), else from int16 rows packed once per run with a zero pad;
+ *    X (im2col of the convolution's input, or B) is packed once per run
+ *    into int16 panels of K pairs x columns (ig_prod), zero point
+ *    subtracted, zeros where a tap reads padding;
+ *  - depthwise convolutions (one input channel per group) skip the product:
+ *    per output channel and row, the taps accumulate in int32 over the
+ *    row's columns (ci_emit_depthwise);
+ *  - the epilogue goes through a stack tile of the task's block of sums
+ *    that a vectorisable loop stores (MatMulInteger, ConvInteger) or
+ *    requantises (QLinear*): (sum + bias) times the multiplier
  *    scale_a * scale_b / scale_y (computed in the scales' type, as the
  *    reference does), the product taken in float64, rounded half to even,
  *    plus the output zero point, saturated in integers.
  *
- * A product task is one block of up to IG_MB rows x IG_PB columns of one
+ * A product task is one block of up to IG_MB rows x ig_pb() columns of one
  * outer problem. Matrix products with at most MMI_AXPY_M rows skip the
  * packing, which would cost as much as the product (see mmi_emit_axpy).
  * Scales, zero points and bias are read at run time.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "compiler/backend/target.h"
@@ -39,15 +50,21 @@
 
 
 #define IG_MAX_SP (HC_MAX_RANK - 2)
-/* int16 lanes of the widest vector (512 bits); the workspace is sized for
- * K padded to a multiple of it. */
+/* int16 lanes of the widest vector (512 bits). */
 #define IG_MAX_LANES 32
-/* Register block of the product kernel: rows x columns of dot products. */
+/* Register tile of the product kernel: IG_MR rows x NR vectors of columns
+ * (NR <= IG_MAX_NR, chosen per target by ig_lanes). */
 #define IG_MR 4
-#define IG_NR 2
-/* Product task: rows x columns (multiples of IG_MR and IG_NR). */
+#define IG_MAX_NR 4
+/* Packed X's columns are padded to a multiple of this many (the most int32
+ * lanes of a vector), whatever the target, so workspace sizes do not depend
+ * on it. */
+#define IG_VMAX 16
+/* Product task: IG_MB rows (a multiple of IG_MR) x ig_pb() columns. */
 #define IG_MB 16
-#define IG_PB 64
+/* Depthwise path: output planes up to this many positions (an int32 stack
+ * tile of one plane). */
+#define IG_DW_MAX_P 16384
 /* Packing tasks: about this many int16 elements each. */
 #define IG_PACK_ELEMS 8192
 /* Matrix products with at most this many rows take the unpacked path
@@ -95,15 +112,40 @@ static bool is_single(const hc_value* v) { return v->rank <= 1 && hc_value_numel
 
 /* One requantised or plain integer product over outer problems (see the
  * file comment). Offsets per outer problem are sums of its coordinates over
- * outer_dims times the *_os strides; inside a problem, row m and column p. */
+ * outer_dims times the *_os strides; inside a problem, row m and column p.
+ *
+ * W (rows) is read either directly from the 8-bit tensor `w` (rows w_ld
+ * elements apart, K even, the row's zero point subtracted in registers) or
+ * from int16 rows packed in the workspace at offset 0 (K odd: Kp = K + 1,
+ * zero point already subtracted, a 0 in the padding). X (columns) is packed
+ * in the workspace at x_ws_offset as int16 panels of K pairs: element
+ * (k, p) at ((k/2)*Pp + p)*2 + k%2, zero point subtracted, Pp = Pt rounded
+ * up to IG_VMAX positions (1 for a single position) with zeros in the
+ * padding; on the VNNI path (vnni) as uint8 panels of K quads, element
+ * (k, p) at ((k/4)*Pp + p)*4 + k%4. */
 typedef struct ig_prod {
-  int64_t Mt, Pt, Kp;
-  unsigned L; /* int16 lanes per vector */
+  int64_t Mt, Pt, Kp, Pp;
+  unsigned L;  /* int16 lanes per vector (two per int32 accumulator lane) */
+  unsigned NR; /* vectors of columns per register tile */
   int outer_rank;
   int64_t outer_dims[HC_MAX_RANK];
-  int64_t w_os[HC_MAX_RANK], x_os[HC_MAX_RANK]; /* packed rows (int16 elements) */
-  uint64_t x_ws_offset;                         /* bytes from the workspace to packed X */
-  hx_dtype_t yt;                                /* INT32, or the requantised 8-bit type */
+  int64_t w_os[HC_MAX_RANK], x_os[HC_MAX_RANK]; /* elements of W's storage; int16 elements of packed X */
+  bool w_direct;                                /* W read from w (8-bit) rather than packed int16 */
+  const hc_value* w;
+  int64_t w_ld;
+  const hc_value* wz; /* direct W's zero point (NULL: none) */
+  int64_t wz_os[HC_MAX_RANK], wz_step;
+  uint64_t x_ws_offset; /* bytes from the workspace to packed X */
+  /* VNNI byte path (ci_use_vnni): X packed as uint8 K-quads, W int8 with
+   * zero point 0 read directly, vpdpbusd; the sum of x'·w over k minus
+   * zx' times W's row sum (a compile-time table) is the exact sum of
+   * (x - zx)·w. rs_os: row-sum offset per outer problem. */
+  bool vnni;
+  int64_t w_kc; /* W's row length in its tensor (w_ld is K rounded up to 4) */
+  const hc_value* xz;
+  bool x_signed;
+  int64_t rs_os[HC_MAX_RANK];
+  hx_dtype_t yt; /* INT32, or the requantised 8-bit type */
   /* requantisation: scale_m per row, scale_p per column, y scale/zero point,
    * optional int32 bias per row */
   const hc_value *sm, *sp, *sy, *zy, *bias;
@@ -117,12 +159,13 @@ typedef struct ig_emit {
   const ig_prod* d;
   LLVMTypeRef v16, v32, vacc; /* <L x i16>, <L x i32>, <L/2 x i32> */
   LLVMValueRef even, odd;     /* shuffle masks selecting lanes 0,2,.. and 1,3,.. */
-  LLVMValueRef wp, xp, yp;
-  LLVMValueRef w_off, x_off, y_off, sm_off, sp_off, b_off;
+  LLVMValueRef wp, xp, yp, pwz;
+  LLVMValueRef w_off, x_off, y_off, sm_off, sp_off, b_off, wz_off;
   LLVMValueRef psm, psp, pb, ys, yz;
-  LLVMValueRef tile, m0, p0; /* requantisation: int32 sums of the task's block */
+  LLVMValueRef tile, m0, p0; /* int32 sums of the task's block */
   int64_t tile_ld;           /* tile row stride */
-  LLVMValueRef acc[IG_MR * IG_NR];
+  LLVMValueRef rs, rs_off, xzq; /* VNNI: row sums, their offset, zx' (i32) */
+  LLVMValueRef acc[IG_MR * IG_MAX_NR];
 } ig_emit;
 
 /* Calls a non-overloaded intrinsic, bitcasting each argument to the
@@ -159,12 +202,13 @@ static LLVMValueRef dot_step(ig_emit* e, LLVMValueRef acc, LLVMValueRef a, LLVMV
                        : L == 16 ? "llvm.x86.avx512.vpdpwssd.256"
                                  : "llvm.x86.avx512.vpdpwssd.128";
     LLVMValueRef r = call_fixed_intrinsic(kb, name, (LLVMValueRef[]){acc, a, b}, 3);
-    if (r) return r;
+    if (r) return LLVMTypeOf(r) == e->vacc ? r : LLVMBuildBitCast(bd, r, e->vacc, "");
   }
   const char* name = L == 32   ? "llvm.x86.avx512.pmaddw.d.512"
                      : L == 16 ? "llvm.x86.avx2.pmadd.wd"
                                : "llvm.x86.sse2.pmadd.wd";
   LLVMValueRef m = call_fixed_intrinsic(kb, name, (LLVMValueRef[]){a, b}, 2);
+  if (m && LLVMTypeOf(m) != e->vacc) m = LLVMBuildBitCast(bd, m, e->vacc, "");
   if (!m) {
     LLVMValueRef p = LLVMBuildMul(bd, LLVMBuildSExt(bd, a, e->v32, ""), LLVMBuildSExt(bd, b, e->v32, ""), "");
     LLVMValueRef lo = LLVMBuildShuffleVector(bd, p, LLVMGetPoison(e->v32), e->even, "");
@@ -192,21 +236,6 @@ static LLVMValueRef requant_round(hc_kb* kb, LLVMValueRef v, LLVMValueRef zp, hx
   return LLVMBuildTrunc(kb->b, i, kb->t_i8, "");
 }
 
-/* Stores output (m, p) of the current outer problem from its int32 sum:
- * to Y for an int32 output, else to the task's tile for ig_requantize. */
-static void ig_epilogue(ig_emit* e, LLVMValueRef m, LLVMValueRef p, LLVMValueRef acc) {
-  hc_kb* kb = e->kb;
-  const ig_prod* d = e->d;
-  if (d->yt == HX_DTYPE_INT32) {
-    LLVMValueRef yi = hc_kb_iadd(kb, e->y_off, hc_kb_iadd(kb, hc_kb_imul(kb, m, hc_kb_i64(kb, d->Pt)), p));
-    hc_kb_store(kb, HX_DTYPE_INT32, e->yp, yi, acc);
-    return;
-  }
-  LLVMValueRef ti = hc_kb_iadd(kb, hc_kb_imul(kb, LLVMBuildSub(kb->b, m, e->m0, ""), hc_kb_i64(kb, e->tile_ld)),
-                               LLVMBuildSub(kb->b, p, e->p0, ""));
-  hc_kb_store(kb, HX_DTYPE_INT32, e->tile, ti, acc);
-}
-
 /* Rounds a float32 result of float16/bfloat16 operands to that type, so
  * that the multiplier is what the reference computes in the scales' type
  * (the float32 product is exact and the float32 quotient rounds correctly
@@ -217,85 +246,178 @@ static LLVMValueRef round_to(hc_kb* kb, hx_dtype_t st, LLVMValueRef v) {
   return v;
 }
 
-/* Requantises the task's block [m0, mend) x [p0, pend) from the tile:
+/* Writes the task's block [m0, mend) x [p0, pend) from the tile to Y: the
+ * int32 sums as they are (MatMulInteger, ConvInteger), or requantised:
  * y = saturate(round((sum + bias) * (scale_m * scale_p / scale_y)) + zp),
  * a loop over contiguous columns that vectorises. */
 static void ig_requantize(ig_emit* e, LLVMValueRef mend, LLVMValueRef pend) {
   hc_kb* kb = e->kb;
   const ig_prod* d = e->d;
   const hx_dtype_t f = HX_DTYPE_FLOAT32;
+  bool q = d->yt != HX_DTYPE_INT32;
+  /* With one column scale (a convolution's x scale) the multiplier is the
+   * row's: computed once per row, outside the column loop. */
+  bool row_mult = q && d->sp_step == 0;
   hc_loop ml, pl;
   LLVMValueRef m = hc_loop_begin(kb, &ml, e->m0, mend, "qm");
-  LLVMValueRef sm = hc_kb_load(kb, d->sm->dtype, e->psm,
-                               hc_kb_iadd(kb, e->sm_off, hc_kb_imul(kb, m, hc_kb_i64(kb, d->sm_step))));
-  LLVMValueRef bias = d->bias ? hc_kb_load(kb, HX_DTYPE_INT32, e->pb,
-                                           hc_kb_iadd(kb, e->b_off, hc_kb_imul(kb, m, hc_kb_i64(kb, d->bias_step))))
-                              : NULL;
+  LLVMValueRef sm = q ? hc_kb_load(kb, d->sm->dtype, e->psm,
+                                   hc_kb_iadd(kb, e->sm_off, hc_kb_imul(kb, m, hc_kb_i64(kb, d->sm_step))))
+                      : NULL;
+  LLVMValueRef bias = q && d->bias ? hc_kb_load(kb, HX_DTYPE_INT32, e->pb,
+                                                hc_kb_iadd(kb, e->b_off, hc_kb_imul(kb, m, hc_kb_i64(kb, d->bias_step))))
+                                   : NULL;
+  hx_dtype_t st = q ? d->sm->dtype : HX_DTYPE_FLOAT32;
+  LLVMValueRef mult64 = NULL;
+  if (row_mult) {
+    LLVMValueRef sp = hc_kb_load(kb, d->sp->dtype, e->psp, e->sp_off);
+    LLVMValueRef prod = round_to(kb, st, hc_kb_mul(kb, f, sm, sp));
+    mult64 = LLVMBuildFPExt(kb->b, round_to(kb, st, hc_kb_div(kb, f, prod, e->ys)), kb->t_f64, "");
+  }
   LLVMValueRef trow = hc_kb_imul(kb, LLVMBuildSub(kb->b, m, e->m0, ""), hc_kb_i64(kb, e->tile_ld));
   LLVMValueRef yrow = hc_kb_iadd(kb, e->y_off, hc_kb_imul(kb, m, hc_kb_i64(kb, d->Pt)));
   LLVMValueRef p = hc_loop_begin(kb, &pl, e->p0, pend, "qp");
   LLVMValueRef acc = hc_kb_load(kb, HX_DTYPE_INT32, e->tile, hc_kb_iadd(kb, trow, LLVMBuildSub(kb->b, p, e->p0, "")));
-  if (bias) acc = LLVMBuildAdd(kb->b, acc, bias, "");
-  LLVMValueRef sp = hc_kb_load(kb, d->sp->dtype, e->psp,
-                               hc_kb_iadd(kb, e->sp_off, hc_kb_imul(kb, p, hc_kb_i64(kb, d->sp_step))));
-  hx_dtype_t st = d->sm->dtype;
-  LLVMValueRef prod = round_to(kb, st, hc_kb_mul(kb, f, sm, sp));
-  LLVMValueRef mult = round_to(kb, st, hc_kb_div(kb, f, prod, e->ys));
-  LLVMValueRef v = LLVMBuildFMul(kb->b, LLVMBuildSIToFP(kb->b, acc, kb->t_f64, ""),
-                                 LLVMBuildFPExt(kb->b, mult, kb->t_f64, ""), "");
-  hc_kb_store(kb, d->yt, e->yp, hc_kb_iadd(kb, yrow, p), requant_round(kb, v, e->yz, d->yt));
+  if (!q) {
+    hc_kb_store(kb, HX_DTYPE_INT32, e->yp, hc_kb_iadd(kb, yrow, p), acc);
+  } else {
+    if (bias) acc = LLVMBuildAdd(kb->b, acc, bias, "");
+    LLVMValueRef mult = mult64;
+    if (!mult) {
+      LLVMValueRef sp = hc_kb_load(kb, d->sp->dtype, e->psp,
+                                   hc_kb_iadd(kb, e->sp_off, hc_kb_imul(kb, p, hc_kb_i64(kb, d->sp_step))));
+      LLVMValueRef prod = round_to(kb, st, hc_kb_mul(kb, f, sm, sp));
+      mult = LLVMBuildFPExt(kb->b, round_to(kb, st, hc_kb_div(kb, f, prod, e->ys)), kb->t_f64, "");
+    }
+    LLVMValueRef v = LLVMBuildFMul(kb->b, LLVMBuildSIToFP(kb->b, acc, kb->t_f64, ""), mult, "");
+    hc_kb_store(kb, d->yt, e->yp, hc_kb_iadd(kb, yrow, p), requant_round(kb, v, e->yz, d->yt));
+  }
   hc_loop_end(kb, &pl);
   hc_loop_end(kb, &ml);
 }
 
-/* r x c dot products of rows m.. of W and p.. of X (r <= IG_MR, c <= IG_NR). */
+/* Register tile: r rows (m..) x c vectors of L/2 columns (p.., a multiple
+ * of L/2) of int32 sums, kept in registers over all K pairs: per pair, the
+ * c vectors of X's panel are loaded once, each row's (w[k], w[k+1]) pair is
+ * broadcast to every lane, and one pmaddwd/vpdpwssd per (row, vector)
+ * adds x[k][p]*w[k] + x[k+1][p]*w[k+1] into lane p. No horizontal sums:
+ * the finished vectors go to the task's tile. */
 static void ig_micro(ig_emit* e, int r, int c, LLVMValueRef m, LLVMValueRef p) {
   hc_kb* kb = e->kb;
+  LLVMBuilderRef b = kb->b;
   const ig_prod* d = e->d;
-  LLVMValueRef wrow[IG_MR], xrow[IG_NR];
-  for (int i = 0; i < r; ++i)
-    wrow[i] = hc_kb_iadd(kb, e->w_off, hc_kb_imul(kb, hc_kb_iadd(kb, m, hc_kb_i64(kb, i)), hc_kb_i64(kb, d->Kp)));
-  for (int j = 0; j < c; ++j)
-    xrow[j] = hc_kb_iadd(kb, e->x_off, hc_kb_imul(kb, hc_kb_iadd(kb, p, hc_kb_i64(kb, j)), hc_kb_i64(kb, d->Kp)));
-  for (int q = 0; q < r * c; ++q) LLVMBuildStore(kb->b, LLVMConstNull(e->vacc), e->acc[q]);
-  hc_loop kl;
-  LLVMValueRef k = hc_loop_begin_step(kb, &kl, hc_kb_i64(kb, 0), hc_kb_i64(kb, d->Kp), d->L, "k");
-  LLVMValueRef wv[IG_MR], xv[IG_NR];
+  unsigned VL = d->L / 2;
+  LLVMValueRef wrow[IG_MR], z2[IG_MR];
+  LLVMTypeRef v2i8 = LLVMVectorType(kb->t_i8, 2), v2i16 = LLVMVectorType(kb->t_i16, 2);
   for (int i = 0; i < r; ++i) {
-    wv[i] = LLVMBuildLoad2(kb->b, e->v16, hc_kb_gep(kb, HX_DTYPE_INT16, e->wp, hc_kb_iadd(kb, wrow[i], k)), "");
-    LLVMSetAlignment(wv[i], 2);
+    LLVMValueRef mi = hc_kb_iadd(kb, m, hc_kb_i64(kb, i));
+    wrow[i] = hc_kb_iadd(kb, e->w_off, hc_kb_imul(kb, mi, hc_kb_i64(kb, d->w_ld)));
+    z2[i] = NULL;
+    if (d->w_direct && d->wz) {
+      LLVMValueRef z = hc_kb_load(kb, d->wz->dtype, e->pwz,
+                                  hc_kb_iadd(kb, e->wz_off, hc_kb_imul(kb, mi, hc_kb_i64(kb, d->wz_step))));
+      z = LLVMBuildTrunc(b, hc_kb_convert(kb, z, d->wz->dtype, HX_DTYPE_INT32), kb->t_i16, "");
+      z2[i] = hc_kb_splat(kb, z, 2);
+    }
   }
+  for (int q = 0; q < r * c; ++q) LLVMBuildStore(b, LLVMConstNull(e->vacc), e->acc[q]);
+  hc_loop kl;
+  if (d->vnni) {
+    /* K quads: <2L x i8> of 4 bytes per position, one i32 of 4 weights per
+     * row broadcast, vpdpbusd (unsigned x' bytes times signed weights). */
+    LLVMTypeRef v8 = LLVMVectorType(kb->t_i8, 2 * d->L);
+    LLVMValueRef xb = hc_kb_iadd(kb, e->x_off, hc_kb_imul(kb, p, hc_kb_i64(kb, 4)));
+    LLVMValueRef kq = hc_loop_begin(kb, &kl, hc_kb_i64(kb, 0), hc_kb_i64(kb, d->Kp / 4), "kq");
+    LLVMValueRef xrow = hc_kb_iadd(kb, xb, hc_kb_imul(kb, kq, hc_kb_i64(kb, 4 * d->Pp)));
+    LLVMValueRef xv[IG_MAX_NR];
+    for (int j = 0; j < c; ++j) {
+      LLVMValueRef idx = hc_kb_iadd(kb, xrow, hc_kb_i64(kb, (int64_t)j * 2 * d->L));
+      xv[j] = LLVMBuildLoad2(b, v8, LLVMBuildGEP2(b, kb->t_i8, e->xp, &idx, 1, ""), "");
+      LLVMSetAlignment(xv[j], 4);
+    }
+    LLVMValueRef k4 = hc_kb_imul(kb, kq, hc_kb_i64(kb, 4));
+    for (int i = 0; i < r; ++i) {
+      LLVMValueRef idx = hc_kb_iadd(kb, wrow[i], k4);
+      LLVMValueRef wi = LLVMBuildLoad2(b, kb->t_i32, LLVMBuildGEP2(b, kb->t_i8, e->wp, &idx, 1, ""), "");
+      LLVMSetAlignment(wi, 1);
+      LLVMValueRef wb = hc_kb_splat(kb, wi, VL);
+      for (int j = 0; j < c; ++j) {
+        LLVMValueRef a = e->acc[i * c + j];
+        LLVMValueRef r2 = call_fixed_intrinsic(kb, "llvm.x86.avx512.vpdpbusd.512",
+                                               (LLVMValueRef[]){LLVMBuildLoad2(b, e->vacc, a, ""), xv[j], wb}, 3);
+        if (LLVMTypeOf(r2) != e->vacc) r2 = LLVMBuildBitCast(b, r2, e->vacc, "");
+        LLVMBuildStore(b, r2, a);
+      }
+    }
+    hc_loop_end(kb, &kl);
+    for (int i = 0; i < r; ++i) {
+      LLVMValueRef trow = hc_kb_imul(kb, LLVMBuildSub(b, hc_kb_iadd(kb, m, hc_kb_i64(kb, i)), e->m0, ""),
+                                     hc_kb_i64(kb, e->tile_ld));
+      trow = hc_kb_iadd(kb, trow, LLVMBuildSub(b, p, e->p0, ""));
+      LLVMValueRef rsv = hc_kb_load(kb, HX_DTYPE_INT32, e->rs, hc_kb_iadd(kb, e->rs_off, hc_kb_iadd(kb, m, hc_kb_i64(kb, i))));
+      LLVMValueRef corr = hc_kb_splat(kb, LLVMBuildMul(b, rsv, e->xzq, ""), VL);
+      for (int j = 0; j < c; ++j) {
+        LLVMValueRef v = LLVMBuildSub(b, LLVMBuildLoad2(b, e->vacc, e->acc[i * c + j], ""), corr, "");
+        LLVMValueRef st = LLVMBuildStore(
+            b, v, hc_kb_gep(kb, HX_DTYPE_INT32, e->tile, hc_kb_iadd(kb, trow, hc_kb_i64(kb, (int64_t)j * VL))));
+        LLVMSetAlignment(st, 4);
+      }
+    }
+    return;
+  }
+  LLVMValueRef xb = hc_kb_iadd(kb, e->x_off, hc_kb_imul(kb, p, hc_kb_i64(kb, 2)));
+  LLVMValueRef kk = hc_loop_begin(kb, &kl, hc_kb_i64(kb, 0), hc_kb_i64(kb, d->Kp / 2), "kk");
+  LLVMValueRef xrow = hc_kb_iadd(kb, xb, hc_kb_imul(kb, kk, hc_kb_i64(kb, 2 * d->Pp)));
+  LLVMValueRef xv[IG_MAX_NR];
   for (int j = 0; j < c; ++j) {
-    xv[j] = LLVMBuildLoad2(kb->b, e->v16, hc_kb_gep(kb, HX_DTYPE_INT16, e->xp, hc_kb_iadd(kb, xrow[j], k)), "");
-    LLVMSetAlignment(xv[j], 2);
+    xv[j] = LLVMBuildLoad2(b, e->v16, hc_kb_gep(kb, HX_DTYPE_INT16, e->xp, hc_kb_iadd(kb, xrow, hc_kb_i64(kb, (int64_t)j * d->L))), "");
+    LLVMSetAlignment(xv[j], 4);
   }
-  for (int i = 0; i < r; ++i)
+  LLVMValueRef k2 = hc_kb_imul(kb, kk, hc_kb_i64(kb, 2));
+  for (int i = 0; i < r; ++i) {
+    LLVMValueRef wi;
+    LLVMValueRef idx = hc_kb_iadd(kb, wrow[i], k2);
+    if (d->w_direct) {
+      LLVMValueRef pr = LLVMBuildLoad2(b, v2i8, LLVMBuildGEP2(b, kb->t_i8, e->wp, &idx, 1, ""), "");
+      LLVMSetAlignment(pr, 1);
+      pr = hc_dtype_is_signed(d->w->dtype) ? LLVMBuildSExt(b, pr, v2i16, "") : LLVMBuildZExt(b, pr, v2i16, "");
+      if (z2[i]) pr = LLVMBuildSub(b, pr, z2[i], "");
+      wi = LLVMBuildBitCast(b, pr, kb->t_i32, "");
+    } else {
+      wi = LLVMBuildLoad2(b, kb->t_i32, hc_kb_gep(kb, HX_DTYPE_INT16, e->wp, idx), "");
+      LLVMSetAlignment(wi, 4);
+    }
+    LLVMValueRef wb = LLVMBuildBitCast(b, hc_kb_splat(kb, wi, VL), e->v16, "");
     for (int j = 0; j < c; ++j) {
       LLVMValueRef a = e->acc[i * c + j];
-      LLVMBuildStore(kb->b, dot_step(e, LLVMBuildLoad2(kb->b, e->vacc, a, ""), wv[i], xv[j]), a);
+      LLVMBuildStore(b, dot_step(e, LLVMBuildLoad2(b, e->vacc, a, ""), xv[j], wb), a);
     }
+  }
   hc_loop_end(kb, &kl);
-  for (int i = 0; i < r; ++i)
+  for (int i = 0; i < r; ++i) {
+    LLVMValueRef trow = hc_kb_imul(kb, LLVMBuildSub(b, hc_kb_iadd(kb, m, hc_kb_i64(kb, i)), e->m0, ""),
+                                   hc_kb_i64(kb, e->tile_ld));
+    trow = hc_kb_iadd(kb, trow, LLVMBuildSub(b, p, e->p0, ""));
     for (int j = 0; j < c; ++j) {
-      LLVMValueRef v = LLVMBuildLoad2(kb->b, e->vacc, e->acc[i * c + j], "");
-      LLVMValueRef s = hc_kb_intrinsic(kb, "llvm.vector.reduce.add", e->vacc, &v, 1);
-      ig_epilogue(e, hc_kb_iadd(kb, m, hc_kb_i64(kb, i)), hc_kb_iadd(kb, p, hc_kb_i64(kb, j)), s);
+      LLVMValueRef v = LLVMBuildLoad2(b, e->vacc, e->acc[i * c + j], "");
+      LLVMValueRef st = LLVMBuildStore(
+          b, v, hc_kb_gep(kb, HX_DTYPE_INT32, e->tile, hc_kb_iadd(kb, trow, hc_kb_i64(kb, (int64_t)j * VL))));
+      LLVMSetAlignment(st, 4);
     }
+  }
 }
 
-/* Columns [p0, pend) of rows m.. (r rows): IG_NR at a time up to pfull,
- * then one at a time. */
-static void ig_cols(ig_emit* e, int r, LLVMValueRef m, LLVMValueRef p0, LLVMValueRef pfull, LLVMValueRef pend) {
+/* Columns [p0, pvend) of rows m.. (r rows), pvend a multiple of L/2:
+ * NR vectors at a time up to pgrp, then one vector at a time. */
+static void ig_cols(ig_emit* e, int r, LLVMValueRef m, LLVMValueRef p0, LLVMValueRef pgrp, LLVMValueRef pvend) {
   hc_kb* kb = e->kb;
+  const ig_prod* d = e->d;
   hc_loop pl;
-  LLVMValueRef p = hc_loop_begin_step(kb, &pl, p0, pfull, IG_NR, "p");
-  ig_micro(e, r, IG_NR, m, p);
+  LLVMValueRef p = hc_loop_begin_step(kb, &pl, p0, pgrp, (int64_t)d->NR * (d->L / 2), "p");
+  ig_micro(e, r, (int)d->NR, m, p);
   hc_loop_end(kb, &pl);
-  if (IG_NR > 1) {
-    p = hc_loop_begin(kb, &pl, pfull, pend, "pr");
-    ig_micro(e, r, 1, m, p);
-    hc_loop_end(kb, &pl);
-  }
+  p = hc_loop_begin_step(kb, &pl, pgrp, pvend, d->L / 2, "pr");
+  ig_micro(e, r, 1, m, p);
+  hc_loop_end(kb, &pl);
 }
 
 /* Loads the requantisation parameters that are the same for every task
@@ -303,20 +425,29 @@ static void ig_cols(ig_emit* e, int r, LLVMValueRef m, LLVMValueRef p0, LLVMValu
 static void ig_requant_setup(ig_emit* e, int64_t elems, int64_t ld) {
   hc_kb* kb = e->kb;
   const ig_prod* d = e->d;
+  e->tile = hc_kb_alloca(kb, LLVMArrayType2(kb->t_i32, (uint64_t)elems), "tile");
+  e->tile_ld = ld;
+  if (d->yt == HX_DTYPE_INT32) return;
   e->psm = hc_kb_ptr(kb, d->sm);
   e->psp = hc_kb_ptr(kb, d->sp);
   e->ys = hc_kb_load(kb, d->sy->dtype, hc_kb_ptr(kb, d->sy), hc_kb_i64(kb, 0));
   e->yz = hc_kb_convert(kb, hc_kb_load(kb, d->zy->dtype, hc_kb_ptr(kb, d->zy), hc_kb_i64(kb, 0)), d->zy->dtype,
                         HX_DTYPE_INT32);
   if (d->bias) e->pb = hc_kb_ptr(kb, d->bias);
-  e->tile = hc_kb_alloca(kb, LLVMArrayType2(kb->t_i32, (uint64_t)elems), "tile");
-  e->tile_ld = ld;
+}
+
+/* Columns per product task: a multiple of the register tile's width. */
+static int64_t ig_pb(const ig_prod* d) {
+  int64_t w = (int64_t)d->NR * (d->L / 2);
+  int64_t k = 128 / w;
+  return w * (k < 1 ? 1 : k);
 }
 
 /* Emits the product kernel: tasks are (outer, row block, column block). */
 static hx_status_t ig_emit_product(hc_lower_ctx* lc, const hc_node* n, const ig_prod* d, const hc_value* y) {
   int64_t outer = hc_shape_numel(d->outer_rank, d->outer_dims);
-  int64_t nmb = (d->Mt + IG_MB - 1) / IG_MB, npb = (d->Pt + IG_PB - 1) / IG_PB;
+  int64_t PB = ig_pb(d), VL = d->L / 2, GW = (int64_t)d->NR * VL;
+  int64_t nmb = (d->Mt + IG_MB - 1) / IG_MB, npb = (d->Pt + PB - 1) / PB;
   hc_kb kb;
   HX_RETURN_IF_ERROR(hc_kb_begin(lc, n, "dot", outer * nmb * npb, &kb));
   ig_emit e;
@@ -333,12 +464,38 @@ static hx_status_t ig_emit_product(hc_lower_ctx* lc, const hc_node* n, const ig_
   }
   e.even = LLVMConstVector(ev, d->L / 2);
   e.odd = LLVMConstVector(od, d->L / 2);
-  for (int q = 0; q < IG_MR * IG_NR; ++q) e.acc[q] = hc_kb_alloca(&kb, e.vacc, "acc");
+  for (int q = 0; q < IG_MR * (int)d->NR; ++q) e.acc[q] = hc_kb_alloca(&kb, e.vacc, "acc");
   LLVMValueRef ws = hc_kb_workspace(&kb);
-  e.wp = ws;
+  e.wp = d->w_direct ? hc_kb_ptr(&kb, d->w) : ws;
+  if (d->w_direct && d->wz) e.pwz = hc_kb_ptr(&kb, d->wz);
   e.xp = LLVMBuildGEP2(kb.b, kb.t_i8, ws, (LLVMValueRef[]){hc_kb_i64(&kb, (int64_t)d->x_ws_offset)}, 1, "");
   e.yp = hc_kb_ptr(&kb, y);
-  if (d->yt != HX_DTYPE_INT32) ig_requant_setup(&e, IG_MB * IG_PB, IG_PB);
+  ig_requant_setup(&e, IG_MB * PB, PB);
+  if (d->vnni) {
+    int64_t Mall = d->w->dims[0], K = d->w_kc, K4 = d->w_ld;
+    const int8_t* w8 = (const int8_t*)d->w->data;
+    LLVMValueRef* vals = malloc(sizeof(LLVMValueRef) * (size_t)(Mall > Mall * K4 ? Mall : Mall * K4));
+    if (!vals) return hc_node_error(n, HX_STATUS_OUT_OF_MEMORY, "out of memory (row sums)");
+    if (K4 != K) {
+      /* rows padded to a multiple of 4 with zeros, in the code object (a
+       * first convolution: K = 3*k*k, a few KB) */
+      for (int64_t m = 0; m < Mall; ++m)
+        for (int64_t k = 0; k < K4; ++k)
+          vals[m * K4 + k] = LLVMConstInt(kb.t_i8, k < K ? (unsigned long long)(uint8_t)w8[m * K + k] : 0, 0);
+      e.wp = hc_kb_const_table(lc, LLVMConstArray2(kb.t_i8, vals, (uint64_t)(Mall * K4)), "qwpad", 64);
+    }
+    for (int64_t m = 0; m < Mall; ++m) {
+      int32_t sum = 0;
+      for (int64_t k = 0; k < K; ++k) sum += w8[m * K + k];
+      vals[m] = LLVMConstInt(kb.t_i32, (unsigned long long)(uint32_t)sum, 0);
+    }
+    e.rs = hc_kb_const_table(lc, LLVMConstArray2(kb.t_i32, vals, (uint64_t)Mall), "qrowsum", 64);
+    free(vals);
+    LLVMValueRef z = d->xz ? hc_kb_convert(&kb, hc_kb_load(&kb, d->xz->dtype, hc_kb_ptr(&kb, d->xz), hc_kb_i64(&kb, 0)),
+                                           d->xz->dtype, HX_DTYPE_INT32)
+                           : hc_kb_i32(&kb, 0);
+    e.xzq = d->x_signed ? LLVMBuildAdd(kb.b, z, hc_kb_i32(&kb, 128), "") : z;
+  }
 
   LLVMBuilderRef b = kb.b;
   hc_loop task, ml;
@@ -350,29 +507,34 @@ static hx_status_t ig_emit_product(hc_lower_ctx* lc, const hc_node* n, const ig_
   e.w_off = coord_offset(&kb, o, d->outer_rank, d->outer_dims, d->w_os);
   e.x_off = coord_offset(&kb, o, d->outer_rank, d->outer_dims, d->x_os);
   e.y_off = hc_kb_imul(&kb, o, hc_kb_i64(&kb, d->Mt * d->Pt));
+  if (d->w_direct && d->wz) e.wz_off = coord_offset(&kb, o, d->outer_rank, d->outer_dims, d->wz_os);
+  if (d->vnni) e.rs_off = coord_offset(&kb, o, d->outer_rank, d->outer_dims, d->rs_os);
   if (d->yt != HX_DTYPE_INT32) {
     e.sm_off = coord_offset(&kb, o, d->outer_rank, d->outer_dims, d->sm_os);
     e.sp_off = coord_offset(&kb, o, d->outer_rank, d->outer_dims, d->sp_os);
     if (d->bias) e.b_off = coord_offset(&kb, o, d->outer_rank, d->outer_dims, d->bias_os);
   }
   LLVMValueRef m0 = hc_kb_imul(&kb, mbk, hc_kb_i64(&kb, IG_MB));
-  LLVMValueRef p0 = hc_kb_imul(&kb, pbk, hc_kb_i64(&kb, IG_PB));
+  LLVMValueRef p0 = hc_kb_imul(&kb, pbk, hc_kb_i64(&kb, PB));
   e.m0 = m0, e.p0 = p0;
   LLVMValueRef mend = hc_kb_imin(&kb, hc_kb_iadd(&kb, m0, hc_kb_i64(&kb, IG_MB)), hc_kb_i64(&kb, d->Mt));
-  LLVMValueRef pend = hc_kb_imin(&kb, hc_kb_iadd(&kb, p0, hc_kb_i64(&kb, IG_PB)), hc_kb_i64(&kb, d->Pt));
-  /* Block starts are multiples of IG_MR/IG_NR, so full groups end at the
-   * block end rounded down. */
+  LLVMValueRef pend = hc_kb_imin(&kb, hc_kb_iadd(&kb, p0, hc_kb_i64(&kb, PB)), hc_kb_i64(&kb, d->Pt));
+  /* Block starts are multiples of IG_MR and of the tile width, so full
+   * groups end at the block end rounded down; the last vector may run into
+   * X's zero padding (Pp) and the tile's spare columns. */
   LLVMValueRef mfull = LLVMBuildAnd(b, mend, hc_kb_i64(&kb, ~(int64_t)(IG_MR - 1)), "");
   mfull = hc_kb_imax(&kb, mfull, m0);
-  LLVMValueRef pfull = LLVMBuildAnd(b, pend, hc_kb_i64(&kb, ~(int64_t)(IG_NR - 1)), "");
-  pfull = hc_kb_imax(&kb, pfull, p0);
+  LLVMValueRef cnt = LLVMBuildSub(b, pend, p0, "");
+  LLVMValueRef pgrp = hc_kb_iadd(&kb, p0, LLVMBuildSub(b, cnt, LLVMBuildURem(b, cnt, hc_kb_i64(&kb, GW), ""), ""));
+  LLVMValueRef pvend =
+      hc_kb_iadd(&kb, p0, LLVMBuildAnd(b, hc_kb_iadd(&kb, cnt, hc_kb_i64(&kb, VL - 1)), hc_kb_i64(&kb, ~(VL - 1)), ""));
   LLVMValueRef m = hc_loop_begin_step(&kb, &ml, m0, mfull, IG_MR, "m");
-  ig_cols(&e, IG_MR, m, p0, pfull, pend);
+  ig_cols(&e, IG_MR, m, p0, pgrp, pvend);
   hc_loop_end(&kb, &ml);
   m = hc_loop_begin(&kb, &ml, mfull, mend, "mr");
-  ig_cols(&e, 1, m, p0, pfull, pend);
+  ig_cols(&e, 1, m, p0, pgrp, pvend);
   hc_loop_end(&kb, &ml);
-  if (d->yt != HX_DTYPE_INT32) ig_requantize(&e, mend, pend);
+  ig_requantize(&e, mend, pend);
   hc_loop_end(&kb, &task);
   double macs = (double)outer * (double)d->Mt * (double)d->Pt * (double)d->Kp;
   hc_kb_end(&kb, 2.0 * macs,
@@ -380,17 +542,123 @@ static hx_status_t ig_emit_product(hc_lower_ctx* lc, const hc_node* n, const ig_
   return HX_OK;
 }
 
-/* int16 lanes for a reduction of K: the widest vector with a pmaddwd
- * (512 bits needs AVX512BW, 256 AVX2, else 128), narrowed (down to 8
- * lanes) while K fits in half of it, to limit the padding. */
-static unsigned ig_lanes(const hc_lower_ctx* lc, int64_t K) {
+/* A product with one column (a 1x1 convolution over one position: a Gemm
+ * at batch 1) and W read directly: lanes over K instead of columns, which
+ * would leave all lanes but one idle. Task: IG_MB rows; per group of up to
+ * IG_MR rows, L weights per row (widened to int16, zero point subtracted)
+ * times L packed activations (contiguous when Pp = 1) per step, reduced
+ * once per row at the end; an odd tail of K in scalars. */
+static hx_status_t ig_emit_gemv(hc_lower_ctx* lc, const hc_node* n, const ig_prod* d, const hc_value* y) {
+  int64_t outer = hc_shape_numel(d->outer_rank, d->outer_dims);
+  int64_t nmb = (d->Mt + IG_MB - 1) / IG_MB, K = d->Kp, Kv = K / d->L * d->L;
+  hc_kb kb;
+  HX_RETURN_IF_ERROR(hc_kb_begin(lc, n, "gemv", outer * nmb, &kb));
+  LLVMBuilderRef b = kb.b;
+  ig_emit e;
+  memset(&e, 0, sizeof e);
+  e.kb = &kb;
+  e.d = d;
+  e.v16 = LLVMVectorType(kb.t_i16, d->L);
+  e.v32 = LLVMVectorType(kb.t_i32, d->L);
+  e.vacc = LLVMVectorType(kb.t_i32, d->L / 2);
+  LLVMValueRef ev[IG_MAX_LANES / 2], od[IG_MAX_LANES / 2];
+  for (unsigned i = 0; i < d->L / 2; ++i) {
+    ev[i] = LLVMConstInt(kb.t_i32, 2 * i, 0);
+    od[i] = LLVMConstInt(kb.t_i32, 2 * i + 1, 0);
+  }
+  e.even = LLVMConstVector(ev, d->L / 2);
+  e.odd = LLVMConstVector(od, d->L / 2);
+  for (int q = 0; q < IG_MR; ++q) e.acc[q] = hc_kb_alloca(&kb, e.vacc, "acc");
+  LLVMValueRef ws = hc_kb_workspace(&kb);
+  e.wp = hc_kb_ptr(&kb, d->w);
+  if (d->wz) e.pwz = hc_kb_ptr(&kb, d->wz);
+  e.xp = LLVMBuildGEP2(b, kb.t_i8, ws, (LLVMValueRef[]){hc_kb_i64(&kb, (int64_t)d->x_ws_offset)}, 1, "");
+  e.yp = hc_kb_ptr(&kb, y);
+  ig_requant_setup(&e, IG_MB, 1);
+  LLVMTypeRef v8 = LLVMVectorType(kb.t_i8, d->L);
+  bool sw = hc_dtype_is_signed(d->w->dtype);
+
+  hc_loop task, ml, kl;
+  LLVMValueRef t = hc_kb_task_loop_begin(&kb, &task);
+  LLVMValueRef mbk = LLVMBuildURem(b, t, hc_kb_i64(&kb, nmb), "");
+  LLVMValueRef o = LLVMBuildUDiv(b, t, hc_kb_i64(&kb, nmb), "");
+  e.w_off = coord_offset(&kb, o, d->outer_rank, d->outer_dims, d->w_os);
+  e.x_off = coord_offset(&kb, o, d->outer_rank, d->outer_dims, d->x_os);
+  e.y_off = hc_kb_imul(&kb, o, hc_kb_i64(&kb, d->Mt * d->Pt));
+  if (d->wz) e.wz_off = coord_offset(&kb, o, d->outer_rank, d->outer_dims, d->wz_os);
+  if (d->yt != HX_DTYPE_INT32) {
+    e.sm_off = coord_offset(&kb, o, d->outer_rank, d->outer_dims, d->sm_os);
+    e.sp_off = coord_offset(&kb, o, d->outer_rank, d->outer_dims, d->sp_os);
+    if (d->bias) e.b_off = coord_offset(&kb, o, d->outer_rank, d->outer_dims, d->bias_os);
+  }
+  LLVMValueRef m0 = hc_kb_imul(&kb, mbk, hc_kb_i64(&kb, IG_MB));
+  e.m0 = m0, e.p0 = hc_kb_i64(&kb, 0);
+  LLVMValueRef mend = hc_kb_imin(&kb, hc_kb_iadd(&kb, m0, hc_kb_i64(&kb, IG_MB)), hc_kb_i64(&kb, d->Mt));
+  LLVMValueRef mfull = hc_kb_imax(&kb, LLVMBuildAnd(b, mend, hc_kb_i64(&kb, ~(int64_t)(IG_MR - 1)), ""), m0);
+  for (int pass = 0; pass < 2; ++pass) {
+    int r = pass == 0 ? IG_MR : 1;
+    LLVMValueRef m = pass == 0 ? hc_loop_begin_step(&kb, &ml, m0, mfull, IG_MR, "m")
+                               : hc_loop_begin(&kb, &ml, mfull, mend, "mr");
+    LLVMValueRef wrow[IG_MR], zs[IG_MR], zv[IG_MR];
+    for (int i = 0; i < r; ++i) {
+      LLVMValueRef mi = hc_kb_iadd(&kb, m, hc_kb_i64(&kb, i));
+      wrow[i] = hc_kb_iadd(&kb, e.w_off, hc_kb_imul(&kb, mi, hc_kb_i64(&kb, d->w_ld)));
+      zs[i] = hc_kb_i32(&kb, 0);
+      zv[i] = NULL;
+      if (d->wz) {
+        zs[i] = hc_kb_convert(&kb, hc_kb_load(&kb, d->wz->dtype, e.pwz,
+                                              hc_kb_iadd(&kb, e.wz_off, hc_kb_imul(&kb, mi, hc_kb_i64(&kb, d->wz_step)))),
+                              d->wz->dtype, HX_DTYPE_INT32);
+        zv[i] = hc_kb_splat(&kb, LLVMBuildTrunc(b, zs[i], kb.t_i16, ""), d->L);
+      }
+      LLVMBuildStore(b, LLVMConstNull(e.vacc), e.acc[i]);
+    }
+    LLVMValueRef k = hc_loop_begin_step(&kb, &kl, hc_kb_i64(&kb, 0), hc_kb_i64(&kb, Kv), d->L, "k");
+    LLVMValueRef xv = LLVMBuildLoad2(b, e.v16, hc_kb_gep(&kb, HX_DTYPE_INT16, e.xp, hc_kb_iadd(&kb, e.x_off, k)), "");
+    LLVMSetAlignment(xv, 2);
+    for (int i = 0; i < r; ++i) {
+      LLVMValueRef idx = hc_kb_iadd(&kb, wrow[i], k);
+      LLVMValueRef wv = LLVMBuildLoad2(b, v8, LLVMBuildGEP2(b, kb.t_i8, e.wp, &idx, 1, ""), "");
+      LLVMSetAlignment(wv, 1);
+      wv = sw ? LLVMBuildSExt(b, wv, e.v16, "") : LLVMBuildZExt(b, wv, e.v16, "");
+      if (zv[i]) wv = LLVMBuildSub(b, wv, zv[i], "");
+      LLVMBuildStore(b, dot_step(&e, LLVMBuildLoad2(b, e.vacc, e.acc[i], ""), wv, xv), e.acc[i]);
+    }
+    hc_loop_end(&kb, &kl);
+    for (int i = 0; i < r; ++i) {
+      LLVMValueRef v = LLVMBuildLoad2(b, e.vacc, e.acc[i], "");
+      LLVMValueRef sum = hc_kb_intrinsic(&kb, "llvm.vector.reduce.add", e.vacc, &v, 1);
+      for (int64_t kt = Kv; kt < K; ++kt) {
+        LLVMValueRef wk = hc_kb_convert(&kb, hc_kb_load(&kb, d->w->dtype, e.wp, hc_kb_iadd(&kb, wrow[i], hc_kb_i64(&kb, kt))),
+                                        d->w->dtype, HX_DTYPE_INT32);
+        LLVMValueRef xk = hc_kb_convert(&kb, hc_kb_load(&kb, HX_DTYPE_INT16, e.xp, hc_kb_iadd(&kb, e.x_off, hc_kb_i64(&kb, kt))),
+                                        HX_DTYPE_INT16, HX_DTYPE_INT32);
+        sum = LLVMBuildAdd(b, sum, LLVMBuildMul(b, LLVMBuildSub(b, wk, zs[i], ""), xk, ""), "");
+      }
+      LLVMValueRef ti = LLVMBuildSub(b, hc_kb_iadd(&kb, m, hc_kb_i64(&kb, i)), m0, "");
+      hc_kb_store(&kb, HX_DTYPE_INT32, e.tile, ti, sum);
+    }
+    hc_loop_end(&kb, &ml);
+  }
+  ig_requantize(&e, mend, hc_kb_i64(&kb, 1));
+  hc_loop_end(&kb, &task);
+  double macs = (double)outer * (double)d->Mt * (double)K;
+  hc_kb_end(&kb, 2.0 * macs, (double)outer * (double)d->Mt * (double)K + (double)hc_value_nbytes(y));
+  return HX_OK;
+}
+
+/* int16 lanes per vector: the widest with a pmaddwd (512 bits needs
+ * AVX512BW, 256 AVX2, else 128); and the register tile's width in vectors
+ * (IG_MR x NR accumulators, NR X vectors and a broadcast fit the register
+ * file: 32 registers with AVX-512, 16 otherwise). */
+static unsigned ig_lanes(const hc_lower_ctx* lc, unsigned* nr) {
   uint64_t f = lc->target ? lc->target->required_features : 0;
   int vbits = lc->target ? lc->target->vector_bits : 128;
   if (vbits > 256 && !(f & HX_CPU_AVX512BW)) vbits = 256;
   if (vbits > 128 && !(f & HX_CPU_AVX2)) vbits = 128;
   unsigned L = vbits >= 128 ? (unsigned)vbits / 16 : 8;
   if (L > IG_MAX_LANES) L = IG_MAX_LANES;
-  while (L > 8 && K <= (int64_t)L / 2) L /= 2;
+  *nr = L == 32 ? 4 : 2;
   return L;
 }
 
@@ -598,74 +866,95 @@ static hx_status_t infer_mmi_common(hc_node* n, bool q) {
 static hx_status_t infer_matmul_integer(hc_graph* g, hc_node* n) { return infer_mmi_common(n, false); }
 static hx_status_t infer_qlinear_matmul(hc_graph* g, hc_node* n) { return infer_mmi_common(n, true); }
 
-/* Workspace bytes of the packed A (rows of A) and B (columns of B). */
-static uint64_t mmi_a_bytes(const mmi_plan* p, int64_t Kp) { return (uint64_t)round_up(p->abatch * p->M * Kp * 2, 64); }
+/* Packed K (pairs) and columns of a matrix product (see ig_prod). */
+static int64_t mmi_kp(const mmi_plan* p) { return round_up(p->K, 2); }
+static int64_t mmi_np(const mmi_plan* p) { return round_up(p->N, IG_VMAX); }
+
+/* Workspace bytes of the packed A: int16 rows, only when K is odd (an even
+ * K reads A directly). */
+static uint64_t mmi_a_bytes(const mmi_plan* p) {
+  return p->K % 2 ? (uint64_t)round_up(p->abatch * p->M * mmi_kp(p) * 2, 64) : 0;
+}
 
 static uint64_t mmi_workspace_common(const hc_node* n, bool q) {
   mmi_plan p;
   if (mmi_setup(n, q, &p) != HX_OK) return 0;
   if (p.M <= MMI_AXPY_M) return 0;
-  int64_t Kp = round_up(p.K, IG_MAX_LANES);
-  return mmi_a_bytes(&p, Kp) + (uint64_t)(p.bbatch * p.N * Kp * 2);
+  return mmi_a_bytes(&p) + (uint64_t)(p.bbatch * mmi_kp(&p) * mmi_np(&p) * 2);
 }
 
 static uint64_t matmul_integer_workspace(const hc_node* n) { return mmi_workspace_common(n, false); }
 static uint64_t qlinear_matmul_workspace(const hc_node* n) { return mmi_workspace_common(n, true); }
 
-/* Packs B's columns: task (batch, block of columns); B16[(bb*N + n)*Kp + k]
- * = B[bb][k][n] - zp. */
-static hx_status_t mmi_pack_b(hc_lower_ctx* lc, const hc_node* n, const mmi_plan* p, int64_t Kp, uint64_t dst_off) {
-  const int64_t NB = 64;
-  int64_t nblk = (p->N + NB - 1) / NB;
+/* Packs B into K-pair panels (see ig_prod): task (batch, block of rows k);
+ * element (k, n) of batch bb at bb*Kp*Np + ((k/2)*Np + n)*2 + k%2 holds
+ * B[bb][k][n] - zp, 0 for k >= K or n >= N. */
+static hx_status_t mmi_pack_b(hc_lower_ctx* lc, const hc_node* n, const mmi_plan* p, uint64_t dst_off) {
+  const int64_t Kp = mmi_kp(p), Np = mmi_np(p);
+  int64_t KB = round_up(8192 / Np < 2 ? 2 : 8192 / Np, 2);
+  int64_t nblk = (Kp + KB - 1) / KB;
   const hc_value *b = p->b, *zp = p->bzp.v;
   hc_kb kb;
   HX_RETURN_IF_ERROR(hc_kb_begin(lc, n, "pack_b", p->bbatch * nblk, &kb));
+  LLVMBuilderRef bd = kb.b;
   LLVMValueRef ps = hc_kb_ptr(&kb, b), pz = zp ? hc_kb_ptr(&kb, zp) : NULL;
   LLVMValueRef ws = hc_kb_workspace(&kb);
-  LLVMValueRef dst = LLVMBuildGEP2(kb.b, kb.t_i8, ws, (LLVMValueRef[]){hc_kb_i64(&kb, (int64_t)dst_off)}, 1, "");
+  LLVMValueRef dst = LLVMBuildGEP2(bd, kb.t_i8, ws, (LLVMValueRef[]){hc_kb_i64(&kb, (int64_t)dst_off)}, 1, "");
   hc_loop task, kl, nl;
   LLVMValueRef t = hc_kb_task_loop_begin(&kb, &task);
-  LLVMValueRef bb = LLVMBuildUDiv(kb.b, t, hc_kb_i64(&kb, nblk), "");
-  LLVMValueRef n0 = hc_kb_imul(&kb, LLVMBuildURem(kb.b, t, hc_kb_i64(&kb, nblk), ""), hc_kb_i64(&kb, NB));
-  LLVMValueRef n1 = hc_kb_imin(&kb, hc_kb_iadd(&kb, n0, hc_kb_i64(&kb, NB)), hc_kb_i64(&kb, p->N));
+  LLVMValueRef bb = LLVMBuildUDiv(bd, t, hc_kb_i64(&kb, nblk), "");
+  LLVMValueRef k0 = hc_kb_imul(&kb, LLVMBuildURem(bd, t, hc_kb_i64(&kb, nblk), ""), hc_kb_i64(&kb, KB));
+  LLVMValueRef k1 = hc_kb_imin(&kb, hc_kb_iadd(&kb, k0, hc_kb_i64(&kb, KB)), hc_kb_i64(&kb, Kp));
   LLVMValueRef zb = zp ? coord_offset(&kb, bb, p->bbr, p->bdims, p->bzp.own_bs) : NULL;
   LLVMValueRef sbase = hc_kb_imul(&kb, bb, hc_kb_i64(&kb, p->K * p->N));
-  LLVMValueRef drow0 = hc_kb_imul(&kb, bb, hc_kb_i64(&kb, p->N));
-  LLVMValueRef k = hc_loop_begin(&kb, &kl, hc_kb_i64(&kb, 0), hc_kb_i64(&kb, p->K), "k");
-  LLVMValueRef col = hc_loop_begin(&kb, &nl, n0, n1, "n");
-  LLVMValueRef si = hc_kb_iadd(&kb, sbase, hc_kb_iadd(&kb, hc_kb_imul(&kb, k, hc_kb_i64(&kb, p->N)), col));
+  LLVMValueRef dbase = hc_kb_imul(&kb, bb, hc_kb_i64(&kb, Kp * Np));
+  LLVMValueRef k = hc_loop_begin(&kb, &kl, k0, k1, "k");
+  LLVMValueRef kin = LLVMBuildICmp(bd, LLVMIntULT, k, hc_kb_i64(&kb, p->K), "");
+  LLVMValueRef drow = hc_kb_iadd(&kb, dbase,
+                                 hc_kb_iadd(&kb, hc_kb_imul(&kb, LLVMBuildLShr(bd, k, hc_kb_i64(&kb, 1), ""),
+                                                            hc_kb_i64(&kb, 2 * Np)),
+                                            LLVMBuildAnd(bd, k, hc_kb_i64(&kb, 1), "")));
+  LLVMValueRef srow = hc_kb_iadd(&kb, sbase, hc_kb_imul(&kb, k, hc_kb_i64(&kb, p->N)));
+  LLVMValueRef col = hc_loop_begin(&kb, &nl, hc_kb_i64(&kb, 0), hc_kb_i64(&kb, Np), "n");
+  LLVMValueRef ok = LLVMBuildAnd(bd, kin, LLVMBuildICmp(bd, LLVMIntULT, col, hc_kb_i64(&kb, p->N), ""), "");
+  LLVMValueRef si = LLVMBuildSelect(bd, ok, hc_kb_iadd(&kb, srow, col), hc_kb_i64(&kb, 0), "");
   LLVMValueRef v = hc_kb_convert(&kb, hc_kb_load(&kb, b->dtype, ps, si), b->dtype, HX_DTYPE_INT32);
   if (zp) {
-    LLVMValueRef zi = hc_kb_iadd(&kb, zb, hc_kb_imul(&kb, col, hc_kb_i64(&kb, p->bzp.step)));
-    v = LLVMBuildSub(kb.b, v, hc_kb_convert(&kb, hc_kb_load(&kb, zp->dtype, pz, zi), zp->dtype, HX_DTYPE_INT32), "");
+    LLVMValueRef zc = LLVMBuildSelect(bd, ok, col, hc_kb_i64(&kb, 0), "");
+    LLVMValueRef zi = hc_kb_iadd(&kb, zb, hc_kb_imul(&kb, zc, hc_kb_i64(&kb, p->bzp.step)));
+    v = LLVMBuildSub(bd, v, hc_kb_convert(&kb, hc_kb_load(&kb, zp->dtype, pz, zi), zp->dtype, HX_DTYPE_INT32), "");
   }
-  LLVMValueRef di = hc_kb_iadd(&kb, hc_kb_imul(&kb, hc_kb_iadd(&kb, drow0, col), hc_kb_i64(&kb, Kp)), k);
-  hc_kb_store(&kb, HX_DTYPE_INT16, dst, di, LLVMBuildTrunc(kb.b, v, kb.t_i16, ""));
+  v = LLVMBuildSelect(bd, ok, v, hc_kb_i32(&kb, 0), "");
+  LLVMValueRef di = hc_kb_iadd(&kb, drow, hc_kb_imul(&kb, col, hc_kb_i64(&kb, 2)));
+  hc_kb_store(&kb, HX_DTYPE_INT16, dst, di, LLVMBuildTrunc(bd, v, kb.t_i16, ""));
   hc_loop_end(&kb, &nl);
   hc_loop_end(&kb, &kl);
-  col = hc_loop_begin(&kb, &nl, n0, n1, "n");
-  LLVMValueRef rowb = hc_kb_imul(&kb, hc_kb_iadd(&kb, drow0, col), hc_kb_i64(&kb, Kp));
-  k = hc_loop_begin(&kb, &kl, hc_kb_i64(&kb, p->K), hc_kb_i64(&kb, Kp), "kpad");
-  hc_kb_store(&kb, HX_DTYPE_INT16, dst, hc_kb_iadd(&kb, rowb, k), LLVMConstInt(kb.t_i16, 0, 0));
-  hc_loop_end(&kb, &kl);
-  hc_loop_end(&kb, &nl);
   hc_loop_end(&kb, &task);
-  hc_kb_end(&kb, (double)p->bbatch * (double)p->K * (double)p->N,
-            (double)p->bbatch * (double)p->N * (double)(p->K + 2 * Kp));
+  hc_kb_end(&kb, (double)p->bbatch * (double)Kp * (double)Np, (double)p->bbatch * (double)Np * (double)(3 * Kp));
   return HX_OK;
 }
 
 /* The product description of a matrix product: outer problems are the
- * output batch entries, packed A and B rows of Kp elements (B's at b_off). */
-static hx_status_t mmi_prod(const mmi_plan* p, bool q, int64_t Kp, unsigned L, uint64_t b_off, ig_prod* d) {
+ * output batch entries; A's rows read directly (even K) or packed at
+ * workspace offset 0 (odd K), B's panels at b_off. */
+static hx_status_t mmi_prod(const mmi_plan* p, bool q, unsigned L, unsigned nr, uint64_t b_off, ig_prod* d) {
   memset(d, 0, sizeof *d);
-  d->Mt = p->M, d->Pt = p->N, d->Kp = Kp, d->L = L;
+  int64_t Kp = mmi_kp(p), Np = mmi_np(p);
+  d->Mt = p->M, d->Pt = p->N, d->Kp = Kp, d->Pp = Np, d->L = L, d->NR = nr;
   d->outer_rank = p->br;
   memcpy(d->outer_dims, p->odims, sizeof(int64_t) * (size_t)p->br);
+  d->w_direct = p->K % 2 == 0;
+  d->w = p->a;
+  d->w_ld = d->w_direct ? p->K : Kp;
   int64_t own[HC_MAX_RANK];
-  bcast_strides(p->abr, p->adims, p->M * Kp, own);
+  bcast_strides(p->abr, p->adims, p->M * d->w_ld, own);
   align_batch(p->br, p->abr, own, d->w_os);
-  bcast_strides(p->bbr, p->bdims, p->N * Kp, own);
+  if (d->w_direct && p->azp.v) {
+    d->wz = p->azp.v;
+    align_batch(p->br, p->abr, p->azp.own_bs, d->wz_os);
+    d->wz_step = p->azp.step;
+  }
+  bcast_strides(p->bbr, p->bdims, Kp * Np, own);
   align_batch(p->br, p->bbr, own, d->x_os);
   d->x_ws_offset = b_off;
   d->yt = p->yt;
@@ -791,26 +1080,27 @@ static hx_status_t lower_mmi_common(hc_lower_ctx* lc, hc_node* n, bool q) {
   mmi_plan p;
   HX_RETURN_IF_ERROR(mmi_setup(n, q, &p));
   if (hc_value_numel(n->outputs[0]) == 0) return HX_OK;
-  unsigned L = ig_lanes(lc, p.K);
-  int64_t Kp = round_up(p.K, L);
-  uint64_t b_off = mmi_a_bytes(&p, Kp);
   if (p.M <= MMI_AXPY_M) {
     ig_prod d;
     HX_RETURN_IF_ERROR(mmi_prod(&p, q, 0, 0, 0, &d));
     return mmi_emit_axpy(lc, n, &p, &d);
   }
-
-  /* A's rows: zero point index over (A batch dims..., M). */
-  int64_t rdims[HC_MAX_RANK], zs[HC_MAX_RANK];
-  memcpy(rdims, p.adims, sizeof(int64_t) * (size_t)p.abr);
-  rdims[p.abr] = p.M;
-  memcpy(zs, p.azp.own_bs, sizeof(int64_t) * (size_t)p.abr);
-  zs[p.abr] = p.azp.step;
-  HX_RETURN_IF_ERROR(ig_pack_rows(lc, n, "pack_a", p.a, p.abatch * p.M, p.K, Kp, 0, p.azp.v, p.abr + 1, rdims, zs));
-  HX_RETURN_IF_ERROR(mmi_pack_b(lc, n, &p, Kp, b_off));
+  unsigned nr, L = ig_lanes(lc, &nr);
+  uint64_t b_off = mmi_a_bytes(&p);
+  if (p.K % 2) {
+    /* A's rows: zero point index over (A batch dims..., M). */
+    int64_t rdims[HC_MAX_RANK], zs[HC_MAX_RANK];
+    memcpy(rdims, p.adims, sizeof(int64_t) * (size_t)p.abr);
+    rdims[p.abr] = p.M;
+    memcpy(zs, p.azp.own_bs, sizeof(int64_t) * (size_t)p.abr);
+    zs[p.abr] = p.azp.step;
+    HX_RETURN_IF_ERROR(ig_pack_rows(lc, n, "pack_a", p.a, p.abatch * p.M, p.K, mmi_kp(&p), 0, p.azp.v, p.abr + 1,
+                                    rdims, zs));
+  }
+  HX_RETURN_IF_ERROR(mmi_pack_b(lc, n, &p, b_off));
 
   ig_prod d;
-  HX_RETURN_IF_ERROR(mmi_prod(&p, q, Kp, L, b_off, &d));
+  HX_RETURN_IF_ERROR(mmi_prod(&p, q, L, nr, b_off, &d));
   return ig_emit_product(lc, n, &d, n->outputs[0]);
 }
 
@@ -953,134 +1243,418 @@ static hx_status_t infer_ci_common(hc_node* n, bool q) {
 static hx_status_t infer_conv_integer(hc_graph* g, hc_node* n) { return infer_ci_common(n, false); }
 static hx_status_t infer_qlinear_conv(hc_graph* g, hc_node* n) { return infer_ci_common(n, true); }
 
-/* Workspace: packed W (M rows), then the im2col rows (N*G*P). */
-static uint64_t ci_w_bytes(const ci_plan* p, int64_t Kp) { return (uint64_t)round_up(p->M * Kp * 2, 64); }
+/* A convolution with one input channel per group (depthwise, any channel
+ * multiplier) in 2-D takes the direct path (ci_emit_depthwise). */
+static bool ci_is_depthwise(const ci_plan* p) {
+  return p->Cg == 1 && p->nd == 2 && p->ktot <= 64 && p->P <= IG_DW_MAX_P;
+}
+
+/* Packed K (pairs) and output positions of the product (see ig_prod). */
+static int64_t ci_kp(const ci_plan* p) { return round_up(p->Kc, 2); }
+/* One position (a Gemm as a 1x1 convolution) packs contiguously for
+ * ig_emit_gemv; the outer-product kernel may then read up to a vector past
+ * the panel (lanes it never stores), which the workspace's slack covers. */
+static int64_t ci_pp(const ci_plan* p) { return p->P == 1 ? 1 : round_up(p->P, IG_VMAX); }
+
+/* Workspace: packed W (int16 rows, only for an odd K: an even K reads W
+ * directly), then X's K-pair panels, one per (image, group). */
+static uint64_t ci_w_bytes(const ci_plan* p) {
+  return p->Kc % 2 ? (uint64_t)round_up(p->M * ci_kp(p) * 2, 64) : 0;
+}
 
 static uint64_t ci_workspace_common(const hc_node* n, bool q) {
   ci_plan p;
   if (ci_setup(n, q, &p) != HX_OK) return 0;
-  int64_t Kp = round_up(p.Kc, IG_MAX_LANES);
-  return ci_w_bytes(&p, Kp) + (uint64_t)(p.N * p.G * p.P * Kp * 2);
+  if (ci_is_depthwise(&p)) return 0;
+  return ci_w_bytes(&p) + (uint64_t)(p.N * p.G * ci_kp(&p) * ci_pp(&p) * 2) + 2 * IG_MAX_LANES;
 }
 
 static uint64_t conv_integer_workspace(const hc_node* n) { return ci_workspace_common(n, false); }
 static uint64_t qlinear_conv_workspace(const hc_node* n) { return ci_workspace_common(n, true); }
 
-/* State of the im2col emitter: the tap loops nest one level per spatial dim. */
+/* State of the panel packer: the tap loops nest one level per spatial dim
+ * but the last, which is unrolled (its valid output range is then a
+ * compile-time constant per tap). */
 typedef struct ci_cols {
   hc_kb* kb;
   const ci_plan* p;
   LLVMValueRef px, dst, xz;
-  LLVMValueRef base[IG_MAX_SP];    /* o*stride - pad_begin per dim */
-  int64_t instride[IG_MAX_SP];
-  LLVMValueRef drow;                /* packed index of (row, channel, tap 0) */
+  LLVMValueRef xch;  /* input index of (image, channel) */
+  LLVMValueRef dbase; /* panel of (image, group) */
+  LLVMValueRef kbase; /* ch * ktot */
+  int64_t instride[IG_MAX_SP], ostride[IG_MAX_SP];
+  LLVMValueRef kv[IG_MAX_SP];
+  bool vnni; /* uint8 K-quads (x' = x, or x + 128 for int8; padding zx') */
 } ci_cols;
 
-/* Tap loop of spatial dim e: accumulates the input index, the in-bounds
- * flag and the tap number; the innermost level stores one packed value. */
-static void ci_taps(ci_cols* c, int e, LLVMValueRef idx, LLVMValueRef inb, LLVMValueRef tap) {
+/* Output range [lo, hi) of dim e whose input index o*s - pb + tap*d is in
+ * bounds. */
+static void ci_valid_range(const ci_plan* p, int e, int64_t tap, int64_t* lo, int64_t* hi) {
+  int64_t off = tap * p->d[e] - p->pb[e];
+  int64_t l = off >= 0 ? 0 : (-off + p->s[e] - 1) / p->s[e];
+  int64_t h = p->in[e] - off <= 0 ? 0 : (p->in[e] - off - 1) / p->s[e] + 1;
+  if (h > p->out[e]) h = p->out[e];
+  if (l > h) l = h;
+  *lo = l, *hi = h;
+}
+
+/* Writes row k = kbase + tap of the panel: x - zx over the output
+ * positions, 0 where the tap reads padding and for positions P..Pp. */
+static void ci_pack_row(ci_cols* c, LLVMValueRef tap, int64_t klast) {
   hc_kb* kb = c->kb;
   const ci_plan* p = c->p;
   LLVMBuilderRef b = kb->b;
+  int nd = p->nd, el = nd - 1;
+  int64_t OL = p->out[el], Pout = p->P / OL, Pp = ci_pp(p);
+  LLVMValueRef k = hc_kb_iadd(kb, c->kbase, tap);
+  int64_t G = c->vnni ? 4 : 2;
+  hx_dtype_t et = c->vnni ? HX_DTYPE_UINT8 : HX_DTYPE_INT16;
+  LLVMValueRef drow =
+      hc_kb_iadd(kb, c->dbase,
+                 hc_kb_iadd(kb, hc_kb_imul(kb, LLVMBuildLShr(b, k, hc_kb_i64(kb, G == 4 ? 2 : 1), ""), hc_kb_i64(kb, G * Pp)),
+                            LLVMBuildAnd(b, k, hc_kb_i64(kb, G - 1), "")));
+  int64_t lo, hi;
+  ci_valid_range(p, el, klast, &lo, &hi);
+  int64_t off = klast * p->d[el] - p->pb[el];
+  hx_dtype_t xt = p->x->dtype;
+  LLVMValueRef zero16 = c->vnni ? LLVMBuildTrunc(b, c->xz, kb->t_i8, "") : LLVMConstInt(kb->t_i16, 0, 0);
+  hc_loop pl, ol;
+  LLVMValueRef po = hc_loop_begin(kb, &pl, hc_kb_i64(kb, 0), hc_kb_i64(kb, Pout), "po");
+  LLVMValueRef ok = LLVMConstInt(kb->t_i1, 1, 0);
+  LLVMValueRef idx = c->xch;
+  for (int e = 0; e < el; ++e) {
+    LLVMValueRef o = LLVMBuildUDiv(b, po, hc_kb_i64(kb, c->ostride[e] / OL), "");
+    if (e > 0) o = LLVMBuildURem(b, o, hc_kb_i64(kb, p->out[e]), "");
+    LLVMValueRef i = hc_kb_iadd(kb, LLVMBuildSub(b, hc_kb_imul(kb, o, hc_kb_i64(kb, p->s[e])), hc_kb_i64(kb, p->pb[e]), ""),
+                                hc_kb_imul(kb, c->kv[e], hc_kb_i64(kb, p->d[e])));
+    ok = LLVMBuildAnd(b, ok, LLVMBuildICmp(b, LLVMIntULT, i, hc_kb_i64(kb, p->in[e]), ""), "");
+    idx = hc_kb_iadd(kb, idx, hc_kb_imul(kb, i, hc_kb_i64(kb, c->instride[e])));
+  }
+  LLVMValueRef orow = hc_kb_iadd(kb, drow, hc_kb_imul(kb, po, hc_kb_i64(kb, G * OL)));
+  /* Out-of-bounds rows (outer dims in the padding) read nothing. */
+  LLVMValueRef hi_v = LLVMBuildSelect(b, ok, hc_kb_i64(kb, hi), hc_kb_i64(kb, lo), "");
+  LLVMValueRef o = hc_loop_begin(kb, &ol, hc_kb_i64(kb, 0), hc_kb_i64(kb, lo), "z0");
+  hc_kb_store(kb, et, c->dst, hc_kb_iadd(kb, orow, hc_kb_imul(kb, o, hc_kb_i64(kb, G))), zero16);
+  hc_loop_end(kb, &ol);
+  o = hc_loop_begin(kb, &ol, hc_kb_i64(kb, lo), hi_v, "ow");
+  LLVMValueRef si = hc_kb_iadd(kb, idx, hc_kb_iadd(kb, hc_kb_imul(kb, o, hc_kb_i64(kb, p->s[el])), hc_kb_i64(kb, off)));
+  LLVMValueRef v = hc_kb_convert(kb, hc_kb_load(kb, xt, c->px, si), xt, HX_DTYPE_INT32);
+  v = c->vnni ? LLVMBuildTrunc(b, v, kb->t_i8, "") : LLVMBuildTrunc(b, LLVMBuildSub(b, v, c->xz, ""), kb->t_i16, "");
+  if (c->vnni && hc_dtype_is_signed(xt)) v = LLVMBuildXor(b, v, LLVMConstInt(kb->t_i8, 0x80, 0), "");
+  hc_kb_store(kb, et, c->dst, hc_kb_iadd(kb, orow, hc_kb_imul(kb, o, hc_kb_i64(kb, G))), v);
+  hc_loop_end(kb, &ol);
+  o = hc_loop_begin(kb, &ol, hi_v, hc_kb_i64(kb, OL), "z1");
+  hc_kb_store(kb, et, c->dst, hc_kb_iadd(kb, orow, hc_kb_imul(kb, o, hc_kb_i64(kb, G))), zero16);
+  hc_loop_end(kb, &ol);
+  hc_loop_end(kb, &pl);
+  o = hc_loop_begin(kb, &ol, hc_kb_i64(kb, p->P), hc_kb_i64(kb, Pp), "pp");
+  hc_kb_store(kb, et, c->dst, hc_kb_iadd(kb, drow, hc_kb_imul(kb, o, hc_kb_i64(kb, G))), zero16);
+  hc_loop_end(kb, &ol);
+}
+
+/* Tap loops of spatial dim e (the last one unrolled). */
+static void ci_taps(ci_cols* c, int e, LLVMValueRef tap) {
+  hc_kb* kb = c->kb;
+  const ci_plan* p = c->p;
+  if (e == p->nd - 1) {
+    for (int64_t kl = 0; kl < p->k[e]; ++kl)
+      ci_pack_row(c, hc_kb_iadd(kb, hc_kb_imul(kb, tap, hc_kb_i64(kb, p->k[e])), hc_kb_i64(kb, kl)), kl);
+    return;
+  }
   hc_loop kl;
   LLVMValueRef k = hc_loop_begin(kb, &kl, hc_kb_i64(kb, 0), hc_kb_i64(kb, p->k[e]), "tap");
-  LLVMValueRef i = hc_kb_iadd(kb, c->base[e], hc_kb_imul(kb, k, hc_kb_i64(kb, p->d[e])));
-  LLVMValueRef ok = LLVMBuildICmp(b, LLVMIntULT, i, hc_kb_i64(kb, p->in[e]), "");
-  LLVMValueRef inb2 = inb ? LLVMBuildAnd(b, inb, ok, "") : ok;
-  LLVMValueRef idx2 = hc_kb_iadd(kb, idx, hc_kb_imul(kb, i, hc_kb_i64(kb, c->instride[e])));
-  LLVMValueRef tap2 = hc_kb_iadd(kb, hc_kb_imul(kb, tap, hc_kb_i64(kb, p->k[e])), k);
-  if (e + 1 < p->nd) {
-    ci_taps(c, e + 1, idx2, inb2, tap2);
-  } else {
-    hx_dtype_t xt = p->x->dtype;
-    LLVMValueRef safe = LLVMBuildSelect(b, inb2, idx2, hc_kb_i64(kb, 0), "");
-    LLVMValueRef v = hc_kb_convert(kb, hc_kb_load(kb, xt, c->px, safe), xt, HX_DTYPE_INT32);
-    v = LLVMBuildSelect(b, inb2, LLVMBuildSub(b, v, c->xz, ""), hc_kb_i32(kb, 0), "");
-    hc_kb_store(kb, HX_DTYPE_INT16, c->dst, hc_kb_iadd(kb, c->drow, tap2), LLVMBuildTrunc(b, v, kb->t_i16, ""));
-  }
+  c->kv[e] = k;
+  ci_taps(c, e + 1, hc_kb_iadd(kb, hc_kb_imul(kb, tap, hc_kb_i64(kb, p->k[e])), k));
   hc_loop_end(kb, &kl);
 }
 
-/* im2col: task (image, group, block of output positions); row (n, g, pos)
+/* Packs x into the K-pair panels of the product (see ig_prod): task
+ * (image, group, block of channels); row k = c*ktot + tap of panel (n, g)
  * holds x(n, g*Cg + c, pos*stride - pad + tap*dilation) - x_zero_point for
- * every channel c and tap, 0 where the tap falls in the padding. */
-static hx_status_t ci_im2col(hc_lower_ctx* lc, const hc_node* n, const ci_plan* p, int64_t Kp, uint64_t dst_off) {
-  const int64_t PBK = 64;
-  int64_t nblk = (p->P + PBK - 1) / PBK;
+ * every output position, 0 where the tap falls in the padding; an odd K's
+ * last row is 0. */
+static hx_status_t ci_pack_x(hc_lower_ctx* lc, const hc_node* n, const ci_plan* p, uint64_t dst_off, bool vnni) {
+  int64_t Kp = vnni ? round_up(p->Kc, 4) : ci_kp(p), Pp = ci_pp(p);
+  int64_t CB = 16384 / (p->ktot * Pp);
+  if (CB < 1) CB = 1;
+  int64_t ncb = (p->Cg + CB - 1) / CB;
   hc_kb kb;
-  HX_RETURN_IF_ERROR(hc_kb_begin(lc, n, "im2col", p->N * p->G * nblk, &kb));
+  HX_RETURN_IF_ERROR(hc_kb_begin(lc, n, "pack_x", p->N * p->G * ncb, &kb));
   LLVMBuilderRef b = kb.b;
   ci_cols c;
   memset(&c, 0, sizeof c);
   c.kb = &kb;
   c.p = p;
+  c.vnni = vnni;
   c.px = hc_kb_ptr(&kb, p->x);
   LLVMValueRef ws = hc_kb_workspace(&kb);
   c.dst = LLVMBuildGEP2(b, kb.t_i8, ws, (LLVMValueRef[]){hc_kb_i64(&kb, (int64_t)dst_off)}, 1, "");
   c.xz = p->xz ? hc_kb_convert(&kb, hc_kb_load(&kb, p->xz->dtype, hc_kb_ptr(&kb, p->xz), hc_kb_i64(&kb, 0)),
                                p->xz->dtype, HX_DTYPE_INT32)
                : hc_kb_i32(&kb, 0);
+  if (vnni && hc_dtype_is_signed(p->x->dtype)) c.xz = LLVMBuildAdd(b, c.xz, hc_kb_i32(&kb, 128), "");
   hc_strides(p->nd, p->in, c.instride);
-  int64_t ostride[IG_MAX_SP];
-  hc_strides(p->nd, p->out, ostride);
-  hc_loop task, pl, cl, kl;
+  hc_strides(p->nd, p->out, c.ostride);
+  hc_loop task, cl, pl;
   LLVMValueRef t = hc_kb_task_loop_begin(&kb, &task);
-  LLVMValueRef ng = LLVMBuildUDiv(b, t, hc_kb_i64(&kb, nblk), "");
-  LLVMValueRef q0 = hc_kb_imul(&kb, LLVMBuildURem(b, t, hc_kb_i64(&kb, nblk), ""), hc_kb_i64(&kb, PBK));
-  LLVMValueRef q1 = hc_kb_imin(&kb, hc_kb_iadd(&kb, q0, hc_kb_i64(&kb, PBK)), hc_kb_i64(&kb, p->P));
+  LLVMValueRef ng = LLVMBuildUDiv(b, t, hc_kb_i64(&kb, ncb), "");
+  LLVMValueRef c0 = hc_kb_imul(&kb, LLVMBuildURem(b, t, hc_kb_i64(&kb, ncb), ""), hc_kb_i64(&kb, CB));
+  LLVMValueRef c1 = hc_kb_imin(&kb, hc_kb_iadd(&kb, c0, hc_kb_i64(&kb, CB)), hc_kb_i64(&kb, p->Cg));
   /* (n*G + g) * Cg is the first input channel of the group in image n. */
   LLVMValueRef xbase = hc_kb_imul(&kb, ng, hc_kb_i64(&kb, p->Cg * p->inplane));
-  LLVMValueRef pos = hc_loop_begin(&kb, &pl, q0, q1, "pos");
-  for (int e = 0; e < p->nd; ++e) {
-    LLVMValueRef o = LLVMBuildUDiv(b, pos, hc_kb_i64(&kb, ostride[e]), "");
-    if (e > 0) o = LLVMBuildURem(b, o, hc_kb_i64(&kb, p->out[e]), "");
-    c.base[e] = LLVMBuildSub(b, hc_kb_imul(&kb, o, hc_kb_i64(&kb, p->s[e])), hc_kb_i64(&kb, p->pb[e]), "");
-  }
-  LLVMValueRef row =
-      hc_kb_imul(&kb, hc_kb_iadd(&kb, hc_kb_imul(&kb, ng, hc_kb_i64(&kb, p->P)), pos), hc_kb_i64(&kb, Kp));
-  LLVMValueRef ch = hc_loop_begin(&kb, &cl, hc_kb_i64(&kb, 0), hc_kb_i64(&kb, p->Cg), "c");
-  c.drow = hc_kb_iadd(&kb, row, hc_kb_imul(&kb, ch, hc_kb_i64(&kb, p->ktot)));
-  ci_taps(&c, 0, hc_kb_iadd(&kb, xbase, hc_kb_imul(&kb, ch, hc_kb_i64(&kb, p->inplane))), NULL, hc_kb_i64(&kb, 0));
+  c.dbase = hc_kb_imul(&kb, ng, hc_kb_i64(&kb, Kp * Pp));
+  LLVMValueRef ch = hc_loop_begin(&kb, &cl, c0, c1, "c");
+  c.xch = hc_kb_iadd(&kb, xbase, hc_kb_imul(&kb, ch, hc_kb_i64(&kb, p->inplane)));
+  c.kbase = hc_kb_imul(&kb, ch, hc_kb_i64(&kb, p->ktot));
+  ci_taps(&c, 0, hc_kb_i64(&kb, 0));
   hc_loop_end(&kb, &cl);
-  LLVMValueRef k = hc_loop_begin(&kb, &kl, hc_kb_i64(&kb, p->Kc), hc_kb_i64(&kb, Kp), "kpad");
-  hc_kb_store(&kb, HX_DTYPE_INT16, c.dst, hc_kb_iadd(&kb, row, k), LLVMConstInt(kb.t_i16, 0, 0));
-  hc_loop_end(&kb, &kl);
-  hc_loop_end(&kb, &pl);
+  if (p->Kc % 2 && !vnni) {
+    hc_if last;
+    hc_if_begin(&kb, &last, LLVMBuildICmp(b, LLVMIntEQ, c1, hc_kb_i64(&kb, p->Cg), ""));
+    LLVMValueRef drow = hc_kb_iadd(&kb, c.dbase, hc_kb_i64(&kb, (p->Kc / 2) * 2 * Pp + 1));
+    LLVMValueRef pos = hc_loop_begin(&kb, &pl, hc_kb_i64(&kb, 0), hc_kb_i64(&kb, Pp), "kpad");
+    hc_kb_store(&kb, HX_DTYPE_INT16, c.dst, hc_kb_iadd(&kb, drow, hc_kb_imul(&kb, pos, hc_kb_i64(&kb, 2))),
+                LLVMConstInt(kb.t_i16, 0, 0));
+    hc_loop_end(&kb, &pl);
+    hc_if_end(&kb, &last);
+  }
   hc_loop_end(&kb, &task);
-  double elems = (double)p->N * (double)p->G * (double)p->P * (double)Kp;
+  double elems = (double)p->N * (double)p->G * (double)Pp * (double)Kp;
   hc_kb_end(&kb, elems, 3.0 * elems);
   return HX_OK;
+}
+
+/* Depthwise (one input channel per group, 2-D): task (image, output
+ * channel), an int32 tile of the output plane. The columns whose taps are
+ * all in bounds take a vector path (VL columns, every tap's weight minus its
+ * zero point times x minus x's zero point summed in registers, tap rows in
+ * the padding skipped); the other columns add one tap at a time over its
+ * compile-time range of valid outputs (padding contributes zx - zx = 0).
+ * Then the plane is requantised (or stored, ConvInteger) as the product's
+ * epilogue does. */
+static hx_status_t ci_emit_depthwise(hc_lower_ctx* lc, const hc_node* n, const ci_plan* p, const ig_prod* d,
+                                     const hc_value* y, int64_t wz_step) {
+  int64_t OW = p->out[1], W = p->in[1];
+  hc_kb kb;
+  HX_RETURN_IF_ERROR(hc_kb_begin(lc, n, "dw", p->N * p->M, &kb));
+  LLVMBuilderRef b = kb.b;
+  ig_emit e;
+  memset(&e, 0, sizeof e);
+  e.kb = &kb;
+  e.d = d;
+  e.yp = hc_kb_ptr(&kb, y);
+  ig_requant_setup(&e, p->P, p->P);
+  LLVMValueRef px = hc_kb_ptr(&kb, p->x), pw = hc_kb_ptr(&kb, p->w);
+  LLVMValueRef pwz = p->wz ? hc_kb_ptr(&kb, p->wz) : NULL;
+  LLVMValueRef xz = p->xz ? hc_kb_convert(&kb, hc_kb_load(&kb, p->xz->dtype, hc_kb_ptr(&kb, p->xz), hc_kb_i64(&kb, 0)),
+                                          p->xz->dtype, HX_DTYPE_INT32)
+                          : hc_kb_i32(&kb, 0);
+  hc_loop task, rl, cl;
+  LLVMValueRef t = hc_kb_task_loop_begin(&kb, &task);
+  /* t = (n*G + g)*Mg + j: output channel g*Mg + j of image n reads input
+   * channel g, i.e. input plane o = t / Mg. */
+  LLVMValueRef o = LLVMBuildUDiv(b, t, hc_kb_i64(&kb, p->Mg), "");
+  LLVMValueRef mi = LLVMBuildURem(b, t, hc_kb_i64(&kb, p->Mg), "");
+  LLVMValueRef mabs = LLVMBuildURem(b, t, hc_kb_i64(&kb, p->M), "");
+  e.y_off = hc_kb_imul(&kb, o, hc_kb_i64(&kb, p->Mg * p->P));
+  if (d->yt != HX_DTYPE_INT32) {
+    e.sm_off = coord_offset(&kb, o, d->outer_rank, d->outer_dims, d->sm_os);
+    e.sp_off = coord_offset(&kb, o, d->outer_rank, d->outer_dims, d->sp_os);
+    if (d->bias) e.b_off = coord_offset(&kb, o, d->outer_rank, d->outer_dims, d->bias_os);
+  }
+  LLVMValueRef zw = hc_kb_i32(&kb, 0);
+  if (pwz)
+    zw = hc_kb_convert(&kb, hc_kb_load(&kb, p->wz->dtype, pwz, hc_kb_imul(&kb, mabs, hc_kb_i64(&kb, wz_step))),
+                       p->wz->dtype, HX_DTYPE_INT32);
+  LLVMValueRef wv[64];
+  LLVMValueRef wrow = hc_kb_imul(&kb, mabs, hc_kb_i64(&kb, p->ktot));
+  for (int64_t i = 0; i < p->ktot; ++i) {
+    LLVMValueRef w = hc_kb_convert(&kb, hc_kb_load(&kb, p->w->dtype, pw, hc_kb_iadd(&kb, wrow, hc_kb_i64(&kb, i))),
+                                   p->w->dtype, HX_DTYPE_INT32);
+    wv[i] = LLVMBuildSub(b, w, zw, "");
+  }
+  LLVMValueRef xplane = hc_kb_imul(&kb, o, hc_kb_i64(&kb, p->inplane));
+  LLVMValueRef c = hc_loop_begin(&kb, &cl, hc_kb_i64(&kb, 0), hc_kb_i64(&kb, p->P), "z");
+  hc_kb_store(&kb, HX_DTYPE_INT32, e.tile, c, hc_kb_i32(&kb, 0));
+  hc_loop_end(&kb, &cl);
+  /* Interior columns: those whose taps are all in bounds (for a stride-2
+   * row, also the odd byte after the last one read), VL columns at a time
+   * over every output row with the taps summed in registers. */
+  int64_t VL = d->L / 2, sw = p->s[1];
+  int64_t cI0 = 0, cI1 = OW;
+  for (int64_t kw = 0; kw < p->k[1]; ++kw) {
+    int64_t lo, hi, off = kw * p->d[1] - p->pb[1];
+    ci_valid_range(p, 1, kw, &lo, &hi);
+    /* the widest load reads up to ow*sw + off + sw - 1 */
+    int64_t h2 = W - off - sw + 1 <= 0 ? 0 : (W - off - sw) / sw + 1;
+    if (h2 < hi) hi = h2;
+    cI0 = lo > cI0 ? lo : cI0, cI1 = hi < cI1 ? hi : cI1;
+  }
+  /* Narrower vectors for narrow planes; the last chunk of a row overlaps
+   * the one before instead of leaving a remainder (it stores the same sums). */
+  while (VL > 4 && cI1 - cI0 < VL) VL /= 2;
+  int64_t cEnd = cI0, nch = 0;
+  if (sw <= 2 && cI1 - cI0 >= VL) cEnd = cI1, nch = (cI1 - cI0 + VL - 1) / VL;
+  if (cEnd > cI0) {
+    LLVMTypeRef vi32 = LLVMVectorType(kb.t_i32, (unsigned)VL), vx = LLVMVectorType(kb.t_i8, (unsigned)(VL * sw));
+    LLVMValueRef sel[IG_MAX_LANES / 2];
+    for (int64_t i = 0; i < VL; ++i) sel[i] = LLVMConstInt(kb.t_i32, (unsigned long long)(i * sw), 0);
+    LLVMValueRef selv = LLVMConstVector(sel, (unsigned)VL);
+    LLVMValueRef xzv = hc_kb_splat(&kb, xz, (unsigned)VL);
+    LLVMValueRef wsp[64];
+    for (int64_t i = 0; i < p->ktot; ++i) wsp[i] = hc_kb_splat(&kb, wv[i], (unsigned)VL);
+    bool sx = hc_dtype_is_signed(p->x->dtype);
+    LLVMValueRef accp = hc_kb_alloca(&kb, vi32, "dwacc");
+    LLVMValueRef oh = hc_loop_begin(&kb, &rl, hc_kb_i64(&kb, 0), hc_kb_i64(&kb, p->out[0]), "ih");
+    LLVMValueRef ch = hc_loop_begin(&kb, &cl, hc_kb_i64(&kb, 0), hc_kb_i64(&kb, nch), "iw");
+    LLVMValueRef ow = hc_kb_imin(&kb, hc_kb_iadd(&kb, hc_kb_i64(&kb, cI0), hc_kb_imul(&kb, ch, hc_kb_i64(&kb, VL))),
+                                 hc_kb_i64(&kb, cI1 - VL));
+    LLVMBuildStore(b, LLVMConstNull(vi32), accp);
+    for (int64_t kh = 0; kh < p->k[0]; ++kh) {
+      LLVMValueRef ih = hc_kb_iadd(&kb, hc_kb_imul(&kb, oh, hc_kb_i64(&kb, p->s[0])),
+                                   hc_kb_i64(&kb, kh * p->d[0] - p->pb[0]));
+      /* rows whose tap row is in the padding skip it (x - zx = 0 there) */
+      hc_if rin;
+      hc_if_begin(&kb, &rin, LLVMBuildICmp(b, LLVMIntULT, ih, hc_kb_i64(&kb, p->in[0]), ""));
+      LLVMValueRef acc = LLVMBuildLoad2(b, vi32, accp, "");
+      LLVMValueRef xrow = hc_kb_iadd(&kb, xplane, hc_kb_iadd(&kb, hc_kb_imul(&kb, ih, hc_kb_i64(&kb, W)),
+                                                             hc_kb_imul(&kb, ow, hc_kb_i64(&kb, sw))));
+      for (int64_t kw = 0; kw < p->k[1]; ++kw) {
+        LLVMValueRef idx = hc_kb_iadd(&kb, xrow, hc_kb_i64(&kb, kw * p->d[1] - p->pb[1]));
+        LLVMValueRef ld = LLVMBuildLoad2(b, vx, LLVMBuildGEP2(b, kb.t_i8, px, &idx, 1, ""), "");
+        LLVMSetAlignment(ld, 1);
+        if (sw > 1) ld = LLVMBuildShuffleVector(b, ld, LLVMGetPoison(vx), selv, "");
+        LLVMValueRef xv = sx ? LLVMBuildSExt(b, ld, vi32, "") : LLVMBuildZExt(b, ld, vi32, "");
+        xv = LLVMBuildSub(b, xv, xzv, "");
+        acc = LLVMBuildAdd(b, acc, LLVMBuildMul(b, xv, wsp[kh * p->k[1] + kw], ""), "");
+      }
+      LLVMBuildStore(b, acc, accp);
+      hc_if_end(&kb, &rin);
+    }
+    LLVMValueRef acc = LLVMBuildLoad2(b, vi32, accp, "");
+    LLVMValueRef ti = hc_kb_iadd(&kb, hc_kb_imul(&kb, oh, hc_kb_i64(&kb, OW)), ow);
+    LLVMValueRef stv = LLVMBuildStore(b, acc, hc_kb_gep(&kb, HX_DTYPE_INT32, e.tile, ti));
+    LLVMSetAlignment(stv, 4);
+    hc_loop_end(&kb, &cl);
+    hc_loop_end(&kb, &rl);
+  }
+  /* The rest, one tap at a time into the tile: the columns outside
+   * [cI0, cEnd) (the vector path covers every row there, skipping tap rows
+   * in the padding). */
+  for (int64_t kh = 0; kh < p->k[0]; ++kh) {
+    int64_t rlo, rhi;
+    ci_valid_range(p, 0, kh, &rlo, &rhi);
+    if (rlo >= rhi) continue;
+    int64_t roff = kh * p->d[0] - p->pb[0];
+    for (int64_t kw = 0; kw < p->k[1]; ++kw) {
+      int64_t lo, hi;
+      ci_valid_range(p, 1, kw, &lo, &hi);
+      if (lo >= hi) continue;
+      int64_t off = kw * p->d[1] - p->pb[1];
+      int64_t reg[5][4] = {{rlo, rhi, lo, hi}};
+      int nreg = 1;
+      if (cEnd > cI0) {
+        nreg = 0;
+        int64_t r[2][4] = {{rlo, rhi, lo, cI0 < hi ? cI0 : hi}, {rlo, rhi, cEnd > lo ? cEnd : lo, hi}};
+        for (int i = 0; i < 2; ++i)
+          if (r[i][0] < r[i][1] && r[i][2] < r[i][3]) memcpy(reg[nreg++], r[i], sizeof r[i]);
+      }
+      for (int ri = 0; ri < nreg; ++ri) {
+        LLVMValueRef oh = hc_loop_begin(&kb, &rl, hc_kb_i64(&kb, reg[ri][0]), hc_kb_i64(&kb, reg[ri][1]), "oh");
+        LLVMValueRef ih = hc_kb_iadd(&kb, hc_kb_imul(&kb, oh, hc_kb_i64(&kb, p->s[0])), hc_kb_i64(&kb, roff));
+        LLVMValueRef xrow =
+            hc_kb_iadd(&kb, xplane, hc_kb_iadd(&kb, hc_kb_imul(&kb, ih, hc_kb_i64(&kb, W)), hc_kb_i64(&kb, off)));
+        LLVMValueRef trow = hc_kb_imul(&kb, oh, hc_kb_i64(&kb, OW));
+        LLVMValueRef ow = hc_loop_begin(&kb, &cl, hc_kb_i64(&kb, reg[ri][2]), hc_kb_i64(&kb, reg[ri][3]), "ow");
+        LLVMValueRef si = hc_kb_iadd(&kb, xrow, hc_kb_imul(&kb, ow, hc_kb_i64(&kb, p->s[1])));
+        LLVMValueRef xv = hc_kb_convert(&kb, hc_kb_load(&kb, p->x->dtype, px, si), p->x->dtype, HX_DTYPE_INT32);
+        LLVMValueRef prod = LLVMBuildMul(b, LLVMBuildSub(b, xv, xz, ""), wv[kh * p->k[1] + kw], "");
+        LLVMValueRef ti = hc_kb_iadd(&kb, trow, ow);
+        hc_kb_store(&kb, HX_DTYPE_INT32, e.tile, ti,
+                    LLVMBuildAdd(b, hc_kb_load(&kb, HX_DTYPE_INT32, e.tile, ti), prod, ""));
+        hc_loop_end(&kb, &cl);
+        hc_loop_end(&kb, &rl);
+      }
+    }
+  }
+  e.m0 = mi;
+  e.p0 = hc_kb_i64(&kb, 0);
+  ig_requantize(&e, hc_kb_iadd(&kb, mi, hc_kb_i64(&kb, 1)), hc_kb_i64(&kb, p->P));
+  hc_loop_end(&kb, &task);
+  double macs = (double)p->N * (double)p->M * (double)p->P * (double)p->ktot;
+  hc_kb_end(&kb, 2.0 * macs, (double)hc_value_nbytes(p->x) + (double)hc_value_nbytes(y));
+  return HX_OK;
+}
+
+/* The VNNI byte path: a 512-bit VNNI target, constant int8 weights with
+ * zero point 0 (the usual symmetric quantization), more than one position.
+ * K not a multiple of 4 reads rows padded at compile time; X's padding
+ * rows are then left unwritten (they meet zero weights). */
+static bool ci_use_vnni(const hc_lower_ctx* lc, const ci_plan* p) {
+  uint64_t f = lc->target ? lc->target->required_features : 0;
+  unsigned nr;
+  if (ig_lanes(lc, &nr) != 32 || !(f & HX_CPU_AVX512VNNI)) return false;
+  const char* name = "llvm.x86.avx512.vpdpbusd.512";
+  if (!LLVMLookupIntrinsicID(name, strlen(name))) return false;
+  if (p->w->kind != HC_VALUE_CONST || !p->w->data || p->w->dtype != HX_DTYPE_INT8) return false;
+  if (p->P == 1) return false;
+  if (p->wz) {
+    if (p->wz->kind != HC_VALUE_CONST || !p->wz->data) return false;
+    const int8_t* z = (const int8_t*)p->wz->data;
+    for (int64_t i = 0; i < hc_value_numel(p->wz); ++i)
+      if (z[i]) return false;
+  }
+  return true;
 }
 
 static hx_status_t lower_ci_common(hc_lower_ctx* lc, hc_node* n, bool q) {
   ci_plan p;
   HX_RETURN_IF_ERROR(ci_setup(n, q, &p));
   if (hc_value_numel(n->outputs[0]) == 0) return HX_OK;
-  unsigned L = ig_lanes(lc, p.Kc);
-  int64_t Kp = round_up(p.Kc, L);
-  uint64_t x_off = ci_w_bytes(&p, Kp);
+  unsigned nr, L = ig_lanes(lc, &nr);
+  int64_t Kp = ci_kp(&p);
+  uint64_t x_off = ci_w_bytes(&p);
   int64_t wz_step = 0, ws_step = 0;
   HX_RETURN_IF_ERROR(ci_per_channel(n, p.wz, p.M, &wz_step));
   if (q) HX_RETURN_IF_ERROR(ci_per_channel(n, p.wsc, p.M, &ws_step));
 
-  int64_t rdims[1] = {p.M}, zs[1] = {wz_step};
-  HX_RETURN_IF_ERROR(ig_pack_rows(lc, n, "pack_w", p.w, p.M, p.Kc, Kp, 0, p.wz, 1, rdims, zs));
-  HX_RETURN_IF_ERROR(ci_im2col(lc, n, &p, Kp, x_off));
-
   ig_prod d;
   memset(&d, 0, sizeof d);
-  d.Mt = p.Mg, d.Pt = p.P, d.Kp = Kp, d.L = L;
+  d.Mt = p.Mg, d.Pt = p.P, d.Kp = Kp, d.Pp = ci_pp(&p), d.L = L, d.NR = nr;
   d.outer_rank = 2;
   d.outer_dims[0] = p.N, d.outer_dims[1] = p.G;
-  d.w_os[0] = 0, d.w_os[1] = p.Mg * Kp;
-  d.x_os[0] = p.G * p.P * Kp, d.x_os[1] = p.P * Kp;
-  d.x_ws_offset = x_off;
   d.yt = p.yt;
   if (q) {
     d.sm = p.wsc, d.sp = p.xs, d.sy = p.ys, d.zy = p.yz, d.bias = p.bias;
     d.sm_os[1] = ws_step * p.Mg, d.sm_step = ws_step;
     d.bias_os[1] = p.Mg, d.bias_step = 1;
   }
+  if (ci_is_depthwise(&p)) return ci_emit_depthwise(lc, n, &p, &d, n->outputs[0], wz_step);
+
+  d.vnni = ci_use_vnni(lc, &p);
+  d.w_direct = p.Kc % 2 == 0 || d.vnni;
+  d.w = p.w;
+  d.w_kc = p.Kc;
+  d.w_ld = d.vnni ? round_up(p.Kc, 4) : d.w_direct ? p.Kc : Kp;
+  d.w_os[0] = 0, d.w_os[1] = p.Mg * d.w_ld;
+  if (d.w_direct && p.wz) {
+    d.wz = p.wz;
+    d.wz_os[1] = wz_step * p.Mg, d.wz_step = wz_step;
+  }
+  if (!d.w_direct) {
+    int64_t rdims[1] = {p.M}, zs[1] = {wz_step};
+    HX_RETURN_IF_ERROR(ig_pack_rows(lc, n, "pack_w", p.w, p.M, p.Kc, Kp, 0, p.wz, 1, rdims, zs));
+  }
+  HX_RETURN_IF_ERROR(ci_pack_x(lc, n, &p, x_off, d.vnni));
+  d.x_os[0] = p.G * Kp * d.Pp, d.x_os[1] = Kp * d.Pp;
+  if (d.vnni) {
+    d.Kp = d.w_ld;
+    d.x_os[0] = p.G * d.Kp * d.Pp, d.x_os[1] = d.Kp * d.Pp;
+    d.xz = p.xz, d.x_signed = hc_dtype_is_signed(p.x->dtype);
+    d.rs_os[1] = p.Mg;
+  }
+  d.x_ws_offset = x_off;
+  if (p.P == 1 && d.w_direct) return ig_emit_gemv(lc, n, &d, n->outputs[0]);
   return ig_emit_product(lc, n, &d, n->outputs[0]);
 }
 

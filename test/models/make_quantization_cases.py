@@ -267,6 +267,13 @@ def matmul_cases(root):
     ext_a = np.full((6, 512), -128, np.int8)
     ext_b = np.full((512, 5), -128, np.int8)
     mmi('mmi_extremes', ext_a, ext_b, np.int8(127), np.int8(127))
+    # the outer-product kernel: even K reads A directly (per-row zero points
+    # with batch dims), odd K packs it; rows not a multiple of the register
+    # tile, columns over several blocks and a ragged last vector
+    mmi('mmi_even_k_direct_batched_row_zp', rand_q(np.uint8, (2, 9, 48)), rand_q(np.int8, (48, 150)),
+        rand_q(np.uint8, (2, 9, 1)), rand_q(np.int8, (150,)))
+    mmi('mmi_odd_k_packed', rand_q(np.int8, (21, 33)), rand_q(np.uint8, (33, 40)), rand_q(np.int8, (21,)),
+        np.uint8(77))
 
     def qmm(name, a, as_, az, b, bs, bz, ys, yz, opset=10):
         node = helper.make_node('QLinearMatMul', ['a', 'as', 'az', 'b', 'bs', 'bz', 'ys', 'yz'], ['y'])
@@ -298,6 +305,9 @@ def matmul_cases(root):
         (RNG.random((2, 1, 4, 1)) * 0.05 + 0.01).astype(f32), rand_q(np.int8, (2, 1, 4, 1)),
         rand_q(np.uint8, (3, 16, 5)), (RNG.random((3, 1, 5)) * 0.05 + 0.01).astype(f32),
         rand_q(np.uint8, (3, 1, 5)), f32(0.08), np.int8(-20))
+    qmm('qmm_even_k_many_rows', rand_q(np.uint8, (37, 66)), (RNG.random(37) * 0.05 + 0.01).astype(f32),
+        rand_q(np.uint8, (37,)), rand_q(np.int8, (66, 150)), (RNG.random(150) * 0.05 + 0.01).astype(f32),
+        rand_q(np.int8, (150,)), f32(0.7), np.uint8(128))
     f16 = np.float16
     qmm('qmm_float16_scales', rand_q(np.uint8, (6, 40)), (RNG.random(6) * 0.05 + 0.01).astype(f16),
         rand_q(np.uint8, (6,)), rand_q(np.int8, (40, 9)), f16(0.013), np.int8(1), f16(0.4), np.uint8(128), opset=21)
@@ -406,11 +416,16 @@ def conv_cases(root):
     ci('ci_no_zero_points', rand_q(np.int8, (1, 16, 5, 5)), rand_q(np.uint8, (20, 16, 1, 1)), None, None)
     ci('ci_only_w_zero_point', rand_q(np.uint8, (1, 3, 6, 6)), rand_q(np.int8, (2, 3, 3, 3)), None, np.int8(-7),
        pads=[2, 2, 0, 0])
+    # depthwise path: narrow planes (short vectors), channel multiplier
+    ci('ci_depthwise_7x7_plane', rand_q(np.uint8, (2, 5, 7, 7)), rand_q(np.uint8, (5, 1, 3, 3)), np.uint8(90),
+       rand_q(np.uint8, (5,)), group=5, pads=[1, 1, 1, 1])
+    ci('ci_depthwise_multiplier_dilated', rand_q(np.int8, (1, 4, 20, 40)), rand_q(np.int8, (8, 1, 5, 5)),
+       np.int8(-7), rand_q(np.int8, (8,)), group=4, dil=[2, 2], pads=[4, 3, 4, 5])
     ci('ci_wide_channels', rand_q(np.uint8, (1, 40, 6, 5)), rand_q(np.int8, (37, 40, 3, 3)), np.uint8(121),
        rand_q(np.int8, (37,)), pads=[1, 1, 1, 1])
 
     def qc(name, x, xs, xz, w, ws, wz, ys, yz, B=None, group=1, strides=None, dil=None, pads=None,
-           auto_pad='NOTSET'):
+           auto_pad='NOTSET', consts=()):
         nd = x.ndim - 2
         strides = strides or [1] * nd
         dil = dil or [1] * nd
@@ -429,7 +444,7 @@ def conv_cases(root):
         mult = (np.float32(np.asarray(xs).reshape(())) * (wsv.reshape(shp) if wsv.size > 1 else wsv.reshape(()))) \
             / np.float32(np.asarray(ys).reshape(()))
         y = requant(acc, np.asarray(mult, np.float32), yz, np.asarray(yz).dtype.type)
-        save_case(root, name, node, inputs, [('y', y)], 10)
+        save_case(root, name, node, inputs, [('y', y)], 10, consts)
 
     f32 = np.float32
     qc('qc_per_channel_bias_grouped', rand_q(np.uint8, (2, 4, 8, 7)), f32(0.02), np.uint8(128),
@@ -444,6 +459,49 @@ def conv_cases(root):
     qc('qc_1d_same_upper_s8', rand_q(np.int8, (1, 5, 13)), f32(0.1), np.int8(0), rand_q(np.int8, (3, 5, 4)),
        np.array([0.01, 0.02, 0.03], f32), np.array([0, 1, -1], np.int8), f32(0.05), np.int8(5), strides=[3],
        auto_pad='SAME_UPPER')
+    # depthwise path, stride 2 (interior vectors read every other byte), odd sizes, bias
+    qc('qc_depthwise_stride2_s8w', rand_q(np.uint8, (1, 24, 29, 37)), f32(0.02), np.uint8(131),
+       rand_q(np.int8, (24, 1, 3, 3)), (RNG.random(24) * 0.02 + 0.005).astype(f32), rand_q(np.int8, (24,)),
+       f32(0.05), np.uint8(3), B=RNG.integers(-3000, 3000, size=24).astype(np.int32), group=24, strides=[2, 2],
+       pads=[1, 1, 1, 1])
+    qc('qc_depthwise_wide_s8', rand_q(np.int8, (1, 3, 12, 70)), f32(0.03), np.int8(-2), rand_q(np.int8, (3, 1, 3, 3)),
+       f32(0.01), np.int8(0), f32(0.04), np.int8(-128), group=3, pads=[0, 1, 2, 1])
+    # outer-product kernel: 1x1 over several column blocks, rows not a
+    # multiple of the tile, per-channel zero points read directly (even K)
+    qc('qc_1x1_many_positions_zp', rand_q(np.uint8, (1, 32, 17, 19)), f32(0.02), np.uint8(128),
+       rand_q(np.int8, (35, 32, 1, 1)), (RNG.random(35) * 0.02 + 0.005).astype(f32), rand_q(np.int8, (35,)), f32(0.3),
+       np.uint8(100), B=RNG.integers(-20000, 20000, size=35).astype(np.int32))
+    # odd K (packed weights), uint8 weights with zero points, stride 2
+    qc('qc_odd_k_u8w_stride2', rand_q(np.uint8, (1, 3, 15, 15)), f32(0.05), np.uint8(10), rand_q(np.uint8, (18, 3, 3, 3)),
+       (RNG.random(18) * 0.02 + 0.005).astype(f32), rand_q(np.uint8, (18,)), f32(0.4), np.uint8(128),
+       B=RNG.integers(-5000, 5000, size=18).astype(np.int32), strides=[2, 2], pads=[1, 1, 1, 1])
+    # even K per group, uint8 weights, int8 activations, batch 2
+    qc('qc_grouped_even_k_s8x_u8w', rand_q(np.int8, (2, 6, 9, 11)), f32(0.05), np.int8(4), rand_q(np.uint8, (20, 3, 2, 2)),
+       (RNG.random(20) * 0.02 + 0.005).astype(f32), rand_q(np.uint8, (20,)), f32(0.2), np.int8(0), group=2,
+       pads=[0, 1, 1, 0])
+    # one output position (a Gemm at batch 1): the lanes-over-K path, with a
+    # scalar tail of K, per-channel zero points; batch 2 and uint8 weights
+    qc('qc_1x1_one_position_zp', rand_q(np.uint8, (1, 70, 1, 1)), f32(0.02), np.uint8(128),
+       rand_q(np.int8, (37, 70, 1, 1)), (RNG.random(37) * 0.02 + 0.005).astype(f32), rand_q(np.int8, (37,)), f32(0.3),
+       np.uint8(100), B=RNG.integers(-20000, 20000, size=37).astype(np.int32))
+    qc('qc_1x1_one_position_batch_u8w', rand_q(np.int8, (2, 96, 1, 1)), f32(0.02), np.int8(-3),
+       rand_q(np.uint8, (10, 96, 1, 1)), f32(0.01), np.uint8(131), f32(0.5), np.int8(0))
+    # constant int8 weights with zero point 0 and K a multiple of 4: the VNNI
+    # byte path on AVX512-VNNI targets (x' = x, or x + 128 for int8 x;
+    # padding reads zx'; W's row sums correct the x zero point)
+    qc('qc_vnni_u8x_3x3_const_w', rand_q(np.uint8, (1, 16, 11, 13)), f32(0.02), np.uint8(121),
+       rand_q(np.int8, (20, 16, 3, 3)), (RNG.random(20) * 0.02 + 0.005).astype(f32), np.zeros(20, np.int8), f32(0.3),
+       np.uint8(100), B=RNG.integers(-20000, 20000, size=20).astype(np.int32), pads=[1, 1, 1, 1],
+       consts=('w', 'wz', 'B'))
+    qc('qc_vnni_s8x_1x1_stride2_const_w', rand_q(np.int8, (2, 8, 9, 9)), f32(0.05), np.int8(-5),
+       rand_q(np.int8, (12, 8, 1, 1)), f32(0.01), np.int8(0), f32(0.2), np.int8(3), strides=[2, 2],
+       consts=('w', 'wz'))
+    qc('qc_vnni_grouped_extremes_const_w', np.full((1, 8, 6, 6), 255, np.uint8), f32(0.05), np.uint8(0),
+       np.full((6, 4, 1, 1), -128, np.int8), f32(0.01), np.int8(0), f32(0.2), np.uint8(128), group=2,
+       pads=[1, 0, 0, 1], consts=('w',))
+    qc('qc_vnni_odd_k_const_w', rand_q(np.uint8, (1, 3, 15, 17)), f32(0.02), np.uint8(140),
+       rand_q(np.int8, (10, 3, 3, 3)), (RNG.random(10) * 0.02 + 0.005).astype(f32), np.zeros(10, np.int8), f32(0.3),
+       np.uint8(90), strides=[2, 2], pads=[1, 1, 1, 1], consts=('w', 'wz'))
     qc('qc_depthwise_u8', rand_q(np.uint8, (1, 6, 7, 7)), f32(0.01), np.uint8(127), rand_q(np.uint8, (6, 1, 3, 3)),
        (RNG.random(6) * 0.02 + 0.005).astype(f32), rand_q(np.uint8, (6,)), f32(0.02), np.uint8(128), group=6,
        pads=[1, 1, 1, 1], B=RNG.integers(-300, 300, size=6).astype(np.int32))
