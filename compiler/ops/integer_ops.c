@@ -1418,6 +1418,20 @@ static hx_status_t ci_pack_x(hc_lower_ctx* lc, const hc_node* n, const ci_plan* 
     hc_loop_end(&kb, &pl);
     hc_if_end(&kb, &last);
   }
+  if (vnni && p->Kc % 4) {
+    /* The quad's rows past K meet zero weights; they are written anyway so
+     * that no product reads memory nothing wrote (memory checkers). */
+    hc_if last;
+    hc_if_begin(&kb, &last, LLVMBuildICmp(b, LLVMIntEQ, c1, hc_kb_i64(&kb, p->Cg), ""));
+    for (int64_t k = p->Kc; k < Kp; ++k) {
+      LLVMValueRef drow = hc_kb_iadd(&kb, c.dbase, hc_kb_i64(&kb, (k / 4) * 4 * Pp + k % 4));
+      LLVMValueRef pos = hc_loop_begin(&kb, &pl, hc_kb_i64(&kb, 0), hc_kb_i64(&kb, Pp), "kpad");
+      hc_kb_store(&kb, HX_DTYPE_UINT8, c.dst, hc_kb_iadd(&kb, drow, hc_kb_imul(&kb, pos, hc_kb_i64(&kb, 4))),
+                  LLVMConstInt(kb.t_i8, 0, 0));
+      hc_loop_end(&kb, &pl);
+    }
+    hc_if_end(&kb, &last);
+  }
   hc_loop_end(&kb, &task);
   double elems = (double)p->N * (double)p->G * (double)Pp * (double)Kp;
   hc_kb_end(&kb, elems, 3.0 * elems);
@@ -1588,8 +1602,8 @@ static hx_status_t ci_emit_depthwise(hc_lower_ctx* lc, const hc_node* n, const c
 
 /* The VNNI byte path: a 512-bit VNNI target, constant int8 weights with
  * zero point 0 (the usual symmetric quantization), more than one position.
- * K not a multiple of 4 reads rows padded at compile time; X's padding
- * rows are then left unwritten (they meet zero weights). */
+ * K not a multiple of 4 reads rows padded at compile time; ci_pack_x
+ * writes X's padding rows as zeros (they meet zero weights). */
 static bool ci_use_vnni(const hc_lower_ctx* lc, const ci_plan* p) {
   uint64_t f = lc->target ? lc->target->required_features : 0;
   unsigned nr;
