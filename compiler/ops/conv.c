@@ -2276,32 +2276,7 @@ hx_status_t hc_conv_prepack(hc_graph* g, hc_node* n, bool* out_done) {
     pack_conv_weights(w->data, &p, pw, (float*)(void*)data);
   else
     pack_conv_weights_bytes(src->data, hx_dtype_size(elem), &p, pw, data);
-  if (elem == HX_DTYPE_INT8)
-    memcpy(data + hc_q8_scales_offset(bytes), (const uint8_t*)src->data + n->packed->scales_offset,
-           (size_t)n->packed->scales_count * 4);
-  char name[256];
-  snprintf(name, sizeof name, "%s.panels%d", src->name, (int)pw);
-  int64_t dims[4] = {p.G, np, K, pw};
-  int64_t flat[1] = {(int64_t)total};
-  hc_value* pv;
-  if (elem == HX_DTYPE_INT8)
-    HX_RETURN_IF_ERROR(hc_graph_add_value(g, name, elem, 1, flat, &pv));
-  else
-    HX_RETURN_IF_ERROR(hc_graph_add_value(g, name, elem, 4, dims, &pv));
-  pv->kind = HC_VALUE_CONST;
-  pv->data = data;
-  hc_packed_input* pk = hc_arena_alloc(&g->arena, sizeof *pk);
-  if (!pk) return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory packing '%s'", w->name);
-  pk->input = 1;
-  pk->layout = HC_PACK_PANELS;
-  pk->original = w;
-  if (narrowed) {
-    pk->elem = elem;
-    pk->scales_count = n->packed->scales_count;
-    pk->scales_offset = elem == HX_DTYPE_INT8 ? hc_q8_scales_offset(bytes) : 0;
-  }
-  n->packed = pk;
-  n->inputs[1] = pv;
+  HX_RETURN_IF_ERROR(hc_install_panels(g, n, w, elem, data, bytes, (int64_t[4]){p.G, np, K, pw}));
   *out_done = true;
   return HX_OK;
 }

@@ -1088,6 +1088,42 @@ uint64_t hc_gemm_workspace(const hc_mm_desc* d) {
 
 int hc_pack_panel_width(hx_dtype_t dt) { return dt == HX_DTYPE_FLOAT64 ? 8 : 16; }
 
+hx_status_t hc_install_panels(hc_graph* g, hc_node* n, hc_value* original, hx_dtype_t elem, uint8_t* data,
+                              size_t bytes, const int64_t dims[4]) {
+  hc_value* src = n->inputs[1];
+  bool narrowed = hc_packed_is(n, 1, HC_PACK_PLAIN);
+  /* An INT8 copy is a flat byte value: panels, then the float32 scales. */
+  int64_t flat[1] = {(int64_t)bytes};
+  if (elem == HX_DTYPE_INT8) {
+    memcpy(data + hc_q8_scales_offset(bytes), (const uint8_t*)src->data + n->packed->scales_offset,
+           (size_t)n->packed->scales_count * 4);
+    flat[0] = (int64_t)hc_q8_total_bytes(bytes, n->packed->scales_count);
+  }
+  char name[256];
+  snprintf(name, sizeof name, "%s.panels%d", src->name, (int)dims[3]);
+  hc_value* pv;
+  if (elem == HX_DTYPE_INT8)
+    HX_RETURN_IF_ERROR(hc_graph_add_value(g, name, elem, 1, flat, &pv));
+  else
+    HX_RETURN_IF_ERROR(hc_graph_add_value(g, name, elem, 4, dims, &pv));
+  pv->kind = HC_VALUE_CONST;
+  pv->data = data;
+  hc_packed_input* pk = hc_arena_alloc(&g->arena, sizeof *pk);
+  if (!pk) return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory packing '%s'", original->name);
+  memset(pk, 0, sizeof *pk);
+  pk->input = 1;
+  pk->layout = HC_PACK_PANELS;
+  pk->original = original;
+  if (narrowed) {
+    pk->elem = elem;
+    pk->scales_count = n->packed->scales_count;
+    pk->scales_offset = elem == HX_DTYPE_INT8 ? hc_q8_scales_offset(bytes) : 0;
+  }
+  n->packed = pk;
+  n->inputs[1] = pv;
+  return HX_OK;
+}
+
 /* Shapes of a Gemm/MatMul node (the unpacked B when it was packed). */
 static hx_status_t node_desc(const hc_node* n, mm_desc* d);
 
@@ -1137,32 +1173,7 @@ hx_status_t hc_matmul_prepack(hc_graph* g, hc_node* n, bool* out_done) {
     pack_panels_f32(b->data, nbmat, d.K * d.N, d.K, d.N, d.b_sk, d.b_sn, pw, (float*)(void*)data);
   else
     pack_panels_bytes(src->data, es, nbmat, d.K * d.N, d.K, d.N, d.b_sk, d.b_sn, pw, data);
-  if (elem == HX_DTYPE_INT8)
-    memcpy(data + hc_q8_scales_offset(bytes), (const uint8_t*)src->data + n->packed->scales_offset,
-           (size_t)n->packed->scales_count * 4);
-  char name[256];
-  snprintf(name, sizeof name, "%s.panels%d", src->name, (int)pw);
-  int64_t dims[4] = {nbmat, panels, d.K, pw};
-  int64_t flat[1] = {(int64_t)total};
-  hc_value* pv;
-  if (elem == HX_DTYPE_INT8)
-    HX_RETURN_IF_ERROR(hc_graph_add_value(g, name, elem, 1, flat, &pv));
-  else
-    HX_RETURN_IF_ERROR(hc_graph_add_value(g, name, elem, 4, dims, &pv));
-  pv->kind = HC_VALUE_CONST;
-  pv->data = data;
-  hc_packed_input* pk = hc_arena_alloc(&g->arena, sizeof *pk);
-  if (!pk) return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory packing '%s'", b->name);
-  pk->input = 1;
-  pk->layout = HC_PACK_PANELS;
-  pk->original = b;
-  if (narrowed) {
-    pk->elem = elem;
-    pk->scales_count = n->packed->scales_count;
-    pk->scales_offset = elem == HX_DTYPE_INT8 ? hc_q8_scales_offset(bytes) : 0;
-  }
-  n->packed = pk;
-  n->inputs[1] = pv;
+  HX_RETURN_IF_ERROR(hc_install_panels(g, n, b, elem, data, bytes, (int64_t[4]){nbmat, panels, d.K, pw}));
   *out_done = true;
   return HX_OK;
 }

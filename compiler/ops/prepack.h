@@ -28,6 +28,14 @@ bool hc_conv_fast(const hc_node* n);
 hx_status_t hc_matmul_prepack(hc_graph* g, hc_node* n, bool* out_done);
 hx_status_t hc_conv_prepack(hc_graph* g, hc_node* n, bool* out_done);
 
+/* The end both prepacks share: `data` (from hc_graph_alloc_data) holds
+ * `bytes` of panels of input 1 of n in `elem` (dims: [batches, panels, K,
+ * pw]); for INT8 the narrowed copy's scales are appended after them. Adds
+ * the packed constant, records hc_node.packed (layout HC_PACK_PANELS,
+ * `original` the unpacked float weight) and rewires input 1. */
+hx_status_t hc_install_panels(hc_graph* g, hc_node* n, hc_value* original, hx_dtype_t elem, uint8_t* data,
+                              size_t bytes, const int64_t dims[4]);
+
 /* ---- reduced-precision weights (passes/precision.c) ---------------------- */
 
 /* True when input `input` of n is a packed copy in `layout` (HC_PACK_*). */
