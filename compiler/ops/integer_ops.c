@@ -168,6 +168,24 @@ typedef struct ig_emit {
   LLVMValueRef acc[IG_MR * IG_MAX_NR];
 } ig_emit;
 
+/* The emitter's state for a product kernel of d over int16 vectors of
+ * d->L lanes: vector types and the even/odd lane masks. */
+static void ig_emit_init(ig_emit* e, hc_kb* kb, const ig_prod* d) {
+  memset(e, 0, sizeof *e);
+  e->kb = kb;
+  e->d = d;
+  e->v16 = LLVMVectorType(kb->t_i16, d->L);
+  e->v32 = LLVMVectorType(kb->t_i32, d->L);
+  e->vacc = LLVMVectorType(kb->t_i32, d->L / 2);
+  LLVMValueRef ev[IG_MAX_LANES / 2], od[IG_MAX_LANES / 2];
+  for (unsigned i = 0; i < d->L / 2; ++i) {
+    ev[i] = LLVMConstInt(kb->t_i32, 2 * i, 0);
+    od[i] = LLVMConstInt(kb->t_i32, 2 * i + 1, 0);
+  }
+  e->even = LLVMConstVector(ev, d->L / 2);
+  e->odd = LLVMConstVector(od, d->L / 2);
+}
+
 /* Calls a non-overloaded intrinsic, bitcasting each argument to the
  * declared parameter type (LLVM versions differ in whether VNNI operands
  * are i16 or i32 vectors); NULL if LLVM does not know it. */
@@ -451,19 +469,7 @@ static hx_status_t ig_emit_product(hc_lower_ctx* lc, const hc_node* n, const ig_
   hc_kb kb;
   HX_RETURN_IF_ERROR(hc_kb_begin(lc, n, "dot", outer * nmb * npb, &kb));
   ig_emit e;
-  memset(&e, 0, sizeof e);
-  e.kb = &kb;
-  e.d = d;
-  e.v16 = LLVMVectorType(kb.t_i16, d->L);
-  e.v32 = LLVMVectorType(kb.t_i32, d->L);
-  e.vacc = LLVMVectorType(kb.t_i32, d->L / 2);
-  LLVMValueRef ev[IG_MAX_LANES / 2], od[IG_MAX_LANES / 2];
-  for (unsigned i = 0; i < d->L / 2; ++i) {
-    ev[i] = LLVMConstInt(kb.t_i32, 2 * i, 0);
-    od[i] = LLVMConstInt(kb.t_i32, 2 * i + 1, 0);
-  }
-  e.even = LLVMConstVector(ev, d->L / 2);
-  e.odd = LLVMConstVector(od, d->L / 2);
+  ig_emit_init(&e, &kb, d);
   for (int q = 0; q < IG_MR * (int)d->NR; ++q) e.acc[q] = hc_kb_alloca(&kb, e.vacc, "acc");
   LLVMValueRef ws = hc_kb_workspace(&kb);
   e.wp = d->w_direct ? hc_kb_ptr(&kb, d->w) : ws;
@@ -555,19 +561,7 @@ static hx_status_t ig_emit_gemv(hc_lower_ctx* lc, const hc_node* n, const ig_pro
   HX_RETURN_IF_ERROR(hc_kb_begin(lc, n, "gemv", outer * nmb, &kb));
   LLVMBuilderRef b = kb.b;
   ig_emit e;
-  memset(&e, 0, sizeof e);
-  e.kb = &kb;
-  e.d = d;
-  e.v16 = LLVMVectorType(kb.t_i16, d->L);
-  e.v32 = LLVMVectorType(kb.t_i32, d->L);
-  e.vacc = LLVMVectorType(kb.t_i32, d->L / 2);
-  LLVMValueRef ev[IG_MAX_LANES / 2], od[IG_MAX_LANES / 2];
-  for (unsigned i = 0; i < d->L / 2; ++i) {
-    ev[i] = LLVMConstInt(kb.t_i32, 2 * i, 0);
-    od[i] = LLVMConstInt(kb.t_i32, 2 * i + 1, 0);
-  }
-  e.even = LLVMConstVector(ev, d->L / 2);
-  e.odd = LLVMConstVector(od, d->L / 2);
+  ig_emit_init(&e, &kb, d);
   for (int q = 0; q < IG_MR; ++q) e.acc[q] = hc_kb_alloca(&kb, e.vacc, "acc");
   LLVMValueRef ws = hc_kb_workspace(&kb);
   e.wp = hc_kb_ptr(&kb, d->w);
