@@ -253,7 +253,8 @@ def bench_model(args, name):
         row[p] = {"bytes": compile_model(args, path, name, p, so), "weights_bytes": weights_bytes(so)}
         sos[p] = so
     fixed = list(range(args.fixed_inputs))
-    seeds = list(range(args.top1_inputs)) if name in CLASSIFIERS else fixed
+    # The cosine columns use the first --fixed-inputs of the same seeds.
+    seeds = list(range(max(args.top1_inputs, args.fixed_inputs))) if name in CLASSIFIERS else fixed
     outs = {}
     for p in args.precisions:
         log("%s: running %s on %d inputs" % (name, p, len(seeds)))

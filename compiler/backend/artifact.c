@@ -392,12 +392,13 @@ hx_status_t hc_emit_variants(hc_program* progs, int num_programs, int num_varian
     /* A fat artifact's module has the least capable target machine; each
      * kernel carries its own variant's CPU so LLVM's vectoriser, instruction
      * selection and scheduling see that variant's ISA (function multiversioning). */
-    for (int k = progs[p].first_kernel; num_variants > 1 && k < lc.num_kernels; ++k) {
-      LLVMValueRef fn = lc.kernels[k].fn;
-      LLVMAddTargetDependentFunctionAttr(fn, "target-cpu", vt->cpu);
-      /* Always set (even ""), or the module machine's feature string would apply. */
-      LLVMAddTargetDependentFunctionAttr(fn, "target-features", vt->features);
-    }
+    for (int k = progs[p].first_kernel; num_variants > 1 && k < lc.num_kernels; ++k)
+      for (int which = 0; which < 2; ++which) {
+        LLVMValueRef fn = which ? lc.kernels[k].body : lc.kernels[k].fn;
+        LLVMAddTargetDependentFunctionAttr(fn, "target-cpu", vt->cpu);
+        /* Always set (even ""), or the module machine's feature string would apply. */
+        LLVMAddTargetDependentFunctionAttr(fn, "target-features", vt->features);
+      }
   }
   lc.graph = g;
   lc.target = &tgts[0];
@@ -425,6 +426,7 @@ hx_status_t hc_emit_variants(hc_program* progs, int num_programs, int num_varian
                   weights_bytes);
 
   st = hc_llvm_verify_module(mod);
+  if (st == HX_OK) st = hc_kb_share_bodies(&lc, tm);
   if (st != HX_OK) goto done;
   {
     char pipeline[32];

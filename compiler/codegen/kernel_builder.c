@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "harness/artifact_abi.h"
+#include <llvm-c/Transforms/PassBuilder.h>
 
 static void init_types(hc_kb* kb) {
   LLVMContextRef c = kb->lc->llctx;
@@ -23,6 +24,11 @@ static void init_types(hc_kb* kb) {
   kb->t_f32 = LLVMFloatTypeInContext(c);
   kb->t_f64 = LLVMDoubleTypeInContext(c);
   kb->t_ptr = LLVMPointerTypeInContext(c, 0);
+}
+
+static void add_enum_attr(hc_lower_ctx* lc, LLVMValueRef fn, LLVMAttributeIndex at, const char* name) {
+  unsigned kind = LLVMGetEnumAttributeKindForName(name, strlen(name));
+  LLVMAddAttributeAtIndex(fn, at, LLVMCreateEnumAttribute(lc->llctx, kind, 0));
 }
 
 /* Makes an LLVM-friendly symbol out of a node name. */
@@ -41,21 +47,30 @@ hx_status_t hc_kb_begin(hc_lower_ctx* lc, const hc_node* node, const char* suffi
   snprintf(sym, sizeof sym, "%.16shk%d_%.40s_%.60s%s%.20s", lc->symbol_prefix ? lc->symbol_prefix : "", lc->symbol_counter++, node ? node->op_type : "k",
            node ? node->name : "", suffix ? "_" : "", suffix ? suffix : "");
   sanitize(sym);
-  LLVMTypeRef params[3] = {kb->t_ptr, kb->t_i64, kb->t_i64};
-  LLVMTypeRef fty = LLVMFunctionType(kb->t_void, params, 3, 0);
-  kb->fn = LLVMAddFunction(lc->mod, sym, fty);
+  /* The body; hc_kb_end adds the kernel @sym that calls it. */
+  char body_sym[200];
+  snprintf(body_sym, sizeof body_sym, "%s.body", sym);
+  LLVMTypeRef params[4] = {kb->t_ptr, kb->t_i64, kb->t_i64, kb->t_ptr};
+  LLVMTypeRef fty = LLVMFunctionType(kb->t_void, params, 4, 0);
+  kb->fn = LLVMAddFunction(lc->mod, body_sym, fty);
   LLVMSetLinkage(kb->fn, LLVMInternalLinkage);
+  LLVMSetUnnamedAddress(kb->fn, LLVMGlobalUnnamedAddr);
   /* Kernels are leaf code: no unwinding, and they may be vectorised freely. */
-  unsigned nounwind = LLVMGetEnumAttributeKindForName("nounwind", 8);
-  LLVMAddAttributeAtIndex(kb->fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(lc->llctx, nounwind, 0));
-  unsigned noalias = LLVMGetEnumAttributeKindForName("noalias", 7);
-  LLVMAddAttributeAtIndex(kb->fn, 1, LLVMCreateEnumAttribute(lc->llctx, noalias, 0));
+  add_enum_attr(lc, kb->fn, LLVMAttributeFunctionIndex, "nounwind");
+  add_enum_attr(lc, kb->fn, 1, "noalias");
+  /* Nothing the kernel stores reaches its offset table: loads of it are
+   * invariant and LICM can hoist them out of any loop. */
+  add_enum_attr(lc, kb->fn, 4, "noalias");
+  add_enum_attr(lc, kb->fn, 4, "nocapture");
+  add_enum_attr(lc, kb->fn, 4, "readonly");
   kb->bases = LLVMGetParam(kb->fn, 0);
   kb->begin = LLVMGetParam(kb->fn, 1);
   kb->end = LLVMGetParam(kb->fn, 2);
+  kb->offsets = LLVMGetParam(kb->fn, 3);
   LLVMSetValueName2(kb->bases, "bases", 5);
   LLVMSetValueName2(kb->begin, "begin", 5);
   LLVMSetValueName2(kb->end, "end", 3);
+  LLVMSetValueName2(kb->offsets, "offsets", 7);
   kb->b = LLVMCreateBuilderInContext(lc->llctx);
   kb->entry = LLVMAppendBasicBlockInContext(lc->llctx, kb->fn, "entry");
   LLVMPositionBuilderAtEnd(kb->b, kb->entry);
@@ -73,11 +88,45 @@ hx_status_t hc_kb_begin(hc_lower_ctx* lc, const hc_node* node, const char* suffi
   snprintf(label, sizeof label, "%s%s%s", node ? node->name : "kernel", suffix ? ":" : "", suffix ? suffix : "");
   rec->name = hc_arena_strdup(lc->arena, label);
   rec->symbol = hc_arena_strdup(lc->arena, sym);
-  rec->fn = kb->fn;
+  rec->body = kb->fn;
   rec->tasks = kb->tasks;
   rec->node = node;
   rec->stage = HX_STAGE_INFER;
   return HX_OK;
+}
+
+/* The wrapper @symbol(bases, begin, end) = @symbol.body(bases, begin, end, @symbol.offsets). */
+static LLVMValueRef emit_wrapper(hc_kb* kb, const char* symbol) {
+  hc_lower_ctx* lc = kb->lc;
+  LLVMValueRef table = LLVMConstPointerNull(kb->t_ptr);
+  if (kb->num_offsets > 0) {
+    LLVMValueRef* elems = hc_arena_alloc(lc->arena, sizeof(LLVMValueRef) * (size_t)kb->num_offsets);
+    for (int i = 0; elems && i < kb->num_offsets; ++i) elems[i] = hc_kb_i64(kb, (int64_t)kb->offset_values[i]);
+    if (elems) {
+      char name[220];
+      snprintf(name, sizeof name, "%s.offsets", symbol);
+      table = hc_kb_const_table(lc, LLVMConstArray2(kb->t_i64, elems, (uint64_t)kb->num_offsets), name, 8);
+    }
+  }
+  LLVMTypeRef params[3] = {kb->t_ptr, kb->t_i64, kb->t_i64};
+  LLVMValueRef w = LLVMAddFunction(lc->mod, symbol, LLVMFunctionType(kb->t_void, params, 3, 0));
+  LLVMSetLinkage(w, LLVMInternalLinkage);
+  /* The body's function attributes (nounwind, preferred vector width,
+   * target CPU...) become the wrapper's too: they decide how the body is
+   * compiled once it is inlined there. */
+  unsigned nattr = LLVMGetAttributeCountAtIndex(kb->fn, LLVMAttributeFunctionIndex);
+  LLVMAttributeRef* attrs = nattr ? hc_arena_alloc(lc->arena, sizeof(LLVMAttributeRef) * nattr) : NULL;
+  if (attrs) {
+    LLVMGetAttributesAtIndex(kb->fn, LLVMAttributeFunctionIndex, attrs);
+    for (unsigned i = 0; i < nattr; ++i) LLVMAddAttributeAtIndex(w, LLVMAttributeFunctionIndex, attrs[i]);
+  }
+  LLVMBuilderRef b = LLVMCreateBuilderInContext(lc->llctx);
+  LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(lc->llctx, w, "entry"));
+  LLVMValueRef args[4] = {LLVMGetParam(w, 0), LLVMGetParam(w, 1), LLVMGetParam(w, 2), table};
+  LLVMBuildCall2(b, LLVMGlobalGetValueType(kb->fn), kb->fn, args, 4, "");
+  LLVMBuildRetVoid(b);
+  LLVMDisposeBuilder(b);
+  return w;
 }
 
 void hc_kb_end(hc_kb* kb, double flops, double bytes) {
@@ -85,31 +134,73 @@ void hc_kb_end(hc_kb* kb, double flops, double bytes) {
   LLVMDisposeBuilder(kb->b);
   kb->b = NULL;
   hc_kernel_rec* rec = &kb->lc->kernels[kb->lc->num_kernels++];
+  rec->fn = emit_wrapper(kb, rec->symbol);
   rec->flops = flops;
   rec->bytes = bytes;
+}
+
+hx_status_t hc_kb_share_bodies(hc_lower_ctx* lc, LLVMTargetMachineRef tm) {
+  LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
+  LLVMErrorRef err = LLVMRunPasses(lc->mod, "constmerge,mergefunc", tm, po);
+  LLVMDisposePassBuilderOptions(po);
+  if (err) {
+    char* msg = LLVMGetErrorMessage(err);
+    hx_status_t st = hx_status_make(HX_STATUS_INTERNAL, "LLVM function merging failed: %s", msg);
+    LLVMDisposeErrorMessage(msg);
+    return st;
+  }
+  /* The bodies still called from one kernel only go back into it. */
+  unsigned always = LLVMGetEnumAttributeKindForName("alwaysinline", 12);
+  for (LLVMValueRef f = LLVMGetFirstFunction(lc->mod); f; f = LLVMGetNextFunction(f)) {
+    size_t len = 0;
+    const char* name = LLVMGetValueName2(f, &len);
+    if (len < 5 || strcmp(name + len - 5, ".body") != 0 || LLVMIsDeclaration(f)) continue;
+    int uses = 0;
+    for (LLVMUseRef u = LLVMGetFirstUse(f); u && uses < 2; u = LLVMGetNextUse(u)) ++uses;
+    if (uses == 1) LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(lc->llctx, always, 0));
+  }
+  return HX_OK;
 }
 
 LLVMValueRef hc_kb_i64(hc_kb* kb, int64_t x) { return LLVMConstInt(kb->t_i64, (unsigned long long)x, 1); }
 LLVMValueRef hc_kb_i32(hc_kb* kb, int32_t x) { return LLVMConstInt(kb->t_i32, (unsigned long long)(int64_t)x, 1); }
 
+/* Byte offset `offset` as the kernel's next offset-table entry: an
+ * invariant load, so kernels differing only in where their tensors live
+ * have identical bodies. */
+static LLVMValueRef table_offset(hc_kb* kb, uint64_t offset) {
+  if (kb->num_offsets == kb->cap_offsets) {
+    int ncap = kb->cap_offsets ? kb->cap_offsets * 2 : 8;
+    uint64_t* nv = hc_arena_alloc(kb->lc->arena, sizeof(uint64_t) * (size_t)ncap);
+    if (!nv) return hc_kb_i64(kb, (int64_t)offset); /* out of memory: the immediate is still correct */
+    if (kb->num_offsets) memcpy(nv, kb->offset_values, sizeof(uint64_t) * (size_t)kb->num_offsets);
+    kb->offset_values = nv;
+    kb->cap_offsets = ncap;
+  }
+  int i = kb->num_offsets++;
+  kb->offset_values[i] = offset;
+  LLVMValueRef slot = LLVMBuildGEP2(kb->b, kb->t_i64, kb->offsets, (LLVMValueRef[]){hc_kb_i64(kb, i)}, 1, "");
+  LLVMValueRef load = LLVMBuildLoad2(kb->b, kb->t_i64, slot, "off");
+  LLVMSetAlignment(load, 8);
+  LLVMContextRef c = kb->lc->llctx;
+  LLVMSetMetadata(load, LLVMGetMDKindIDInContext(c, "invariant.load", 14), LLVMMetadataAsValue(c, LLVMMDNodeInContext2(c, NULL, 0)));
+  return load;
+}
+
+static LLVMValueRef base_plus(hc_kb* kb, int base, uint64_t offset) {
+  LLVMValueRef slot = LLVMBuildGEP2(kb->b, kb->t_ptr, kb->bases, (LLVMValueRef[]){hc_kb_i64(kb, base)}, 1, "");
+  LLVMValueRef basep = LLVMBuildLoad2(kb->b, kb->t_ptr, slot, "");
+  return LLVMBuildGEP2(kb->b, kb->t_i8, basep, (LLVMValueRef[]){table_offset(kb, offset)}, 1, "");
+}
+
 LLVMValueRef hc_kb_ptr(hc_kb* kb, const hc_value* v) {
   /* A view has no storage of its own: read through the value it aliases. */
   const hc_value* root = v;
   while (root->alias_of) root = root->alias_of;
-  int base = root->storage.base;
-  uint64_t offset = root->storage.offset;
-  LLVMValueRef slot = LLVMBuildGEP2(kb->b, kb->t_ptr, kb->bases, (LLVMValueRef[]){hc_kb_i64(kb, base)}, 1, "");
-  LLVMValueRef basep = LLVMBuildLoad2(kb->b, kb->t_ptr, slot, "");
-  LLVMValueRef p = offset ? LLVMBuildGEP2(kb->b, kb->t_i8, basep, (LLVMValueRef[]){hc_kb_i64(kb, (int64_t)offset)}, 1, "")
-                          : basep;
-  return p;
+  return base_plus(kb, root->storage.base, root->storage.offset);
 }
 
-LLVMValueRef hc_kb_workspace(hc_kb* kb) {
-  LLVMValueRef slot = LLVMBuildGEP2(kb->b, kb->t_ptr, kb->bases, (LLVMValueRef[]){hc_kb_i64(kb, HX_BASE_ARENA)}, 1, "");
-  LLVMValueRef arena = LLVMBuildLoad2(kb->b, kb->t_ptr, slot, "");
-  return LLVMBuildGEP2(kb->b, kb->t_i8, arena, (LLVMValueRef[]){hc_kb_i64(kb, (int64_t)kb->node->workspace_offset)}, 1, "");
-}
+LLVMValueRef hc_kb_workspace(hc_kb* kb) { return base_plus(kb, HX_BASE_ARENA, kb->node->workspace_offset); }
 
 bool hc_dtype_is_float(hx_dtype_t dt) {
   return dt == HX_DTYPE_FLOAT32 || dt == HX_DTYPE_FLOAT64 || dt == HX_DTYPE_FLOAT16 || dt == HX_DTYPE_BFLOAT16;

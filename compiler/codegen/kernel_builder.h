@@ -9,6 +9,17 @@
  * the storage type otherwise) and closes with hc_kb_end, which records the
  * kernel for the artifact's schedule.
  *
+ * Kernels of the same shape share their code: the function a lowering
+ * builds is a *body*
+ *     void @k.body(ptr %bases, i64 %begin, i64 %end, ptr %offsets)
+ * that reads every tensor and workspace byte offset from %offsets (a
+ * constant table per kernel) instead of having it as an immediate, and the
+ * kernel @k itself is a wrapper passing its own table. Bodies of identical
+ * kernels (same shapes, ops and fused epilogue; different tensors) are then
+ * identical functions, which hc_kb_share_bodies merges before optimisation;
+ * a body used by one kernel only is inlined back into its wrapper, where the
+ * table loads fold to the immediates they would have been.
+ *
  * Loops are emitted in canonical form (preheader, header phi, single latch)
  * so that LLVM's loop vectoriser and unroller can work on them for the
  * target chosen with --target/--mcpu.
@@ -28,7 +39,8 @@ struct hc_target;
 typedef struct hc_kernel_rec {
   const char* name;      /* node name (+ suffix) */
   const char* symbol;    /* LLVM function name */
-  LLVMValueRef fn;
+  LLVMValueRef fn;       /* the kernel (wrapper) function the schedule calls */
+  LLVMValueRef body;     /* the body it calls; invalid after hc_kb_share_bodies */
   int64_t tasks;
   double flops, bytes;
   int stage, group;
@@ -53,8 +65,11 @@ typedef struct hc_kb {
   hc_lower_ctx* lc;
   const hc_node* node;
   LLVMBuilderRef b;
-  LLVMValueRef fn;
+  LLVMValueRef fn;     /* the body function being built */
   LLVMValueRef bases;  /* ptr argument */
+  LLVMValueRef offsets; /* ptr argument: the kernel's table of byte offsets */
+  uint64_t* offset_values; /* the table's entries so far (lc's arena) */
+  int num_offsets, cap_offsets;
   LLVMValueRef begin;  /* i64 first task */
   LLVMValueRef end;    /* i64 one past the last task */
   LLVMBasicBlockRef entry;
@@ -74,8 +89,13 @@ typedef struct hc_loop {
 
 /* Opens kernel `suffix` (may be NULL) of `node` with `tasks` tasks. */
 hx_status_t hc_kb_begin(hc_lower_ctx* lc, const hc_node* node, const char* suffix, int64_t tasks, hc_kb* kb);
-/* Closes the kernel (ret void) and records it with its cost estimate. */
+/* Closes the kernel (ret void), emits its wrapper and offset table, and
+ * records it with its cost estimate. */
 void hc_kb_end(hc_kb* kb, double flops, double bytes);
+/* Merges identical kernel bodies of the module (LLVM's constmerge and
+ * mergefunc) and marks each body left with a single caller always-inline.
+ * Run once, after every kernel is emitted and before optimisation. */
+hx_status_t hc_kb_share_bodies(hc_lower_ctx* lc, LLVMTargetMachineRef tm);
 
 /* Pointer to the first byte of v at run time (arena, weights or I/O buffer). */
 LLVMValueRef hc_kb_ptr(hc_kb* kb, const hc_value* v);
