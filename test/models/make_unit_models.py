@@ -133,6 +133,27 @@ def main():
             with open(os.path.join(d, "test_data_set_0", f"output_{i}.pb"), "wb") as f:
                 f.write(numpy_helper.from_array(a, n).SerializeToString())
 
+    # Four MatMul+Relu blocks of one shape with different weights: the
+    # middle two (arena to arena) compile to one shared kernel body.
+    rng = np.random.default_rng(7)
+    xs = rng.standard_normal((4, 64)).astype(np.float32)
+    ws = [(rng.standard_normal((64, 64)) / 8).astype(np.float32) for _ in range(4)]
+    nodes, h = [], "x"
+    ref = xs
+    for i in range(4):
+        nodes += [helper.make_node("MatMul", [h, f"w{i}"], [f"m{i}"], name=f"mm{i}"),
+                  helper.make_node("Relu", [f"m{i}"], [f"h{i}" if i < 3 else "y"], name=f"relu{i}")]
+        h = f"h{i}"
+        ref = np.maximum(ref @ ws[i], 0)
+    repeated = model(nodes, [vi("x", [4, 64])], [vi("y", [4, 64])], [arr(f"w{i}", w) for i, w in enumerate(ws)])
+    save(repeated, "repeated_blocks.onnx")
+    d = os.path.join(out, "shared_bodies", "test_repeated_blocks")
+    os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
+    onnx.save(repeated, os.path.join(d, "model.onnx"))
+    for kind, n, a in (("input", "x", xs), ("output", "y", ref)):
+        with open(os.path.join(d, "test_data_set_0", f"{kind}_0.pb"), "wb") as f:
+            f.write(numpy_helper.from_array(a, n).SerializeToString())
+
     x = np.array([[-2, -1, 0], [1, 2, 3]], np.float32)
     y = np.maximum(x + np.array([1, -2, 3], np.float32), 0)
     suite_case("test_good", add_relu, [("x", x)], [("y", y)])

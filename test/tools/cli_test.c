@@ -108,6 +108,25 @@ static void harnessc_is_deterministic(void** state) {
   unlink("/tmp/harness-det2.so");
 }
 
+/* Counts the occurrences of `needle` in g_out. */
+static int count_in_output(const char* needle) {
+  int n = 0;
+  for (const char* p = strstr(g_out, needle); p; p = strstr(p + 1, needle)) ++n;
+  return n;
+}
+
+/* Kernels that differ only in the tensors they touch share one body: of
+ * four MatMul+Relu blocks, the two arena-to-arena ones keep one shared body
+ * and the others are inlined into their kernels; the result is still exact. */
+static void harnessc_shares_kernel_bodies(void** state) {
+  const char* m = ts_model("repeated_blocks.onnx");
+  assert_int_equal(run("harnessc", "%s -o - --emit llvm-ir -O3", m), 0);
+  assert_int_equal(count_in_output("define internal "), 5); /* 4 kernels + 1 body */
+  assert_int_equal(count_in_output(".body("), 3);           /* its definition and 2 calls */
+  assert_int_equal(run("harness-test", "-O 3 %s/shared_bodies", getenv("HARNESS_TEST_MODELS")), 0);
+  assert_output_has("1 passed, 0 failed, 0 skipped");
+}
+
 static void harnessc_check_reports_everything(void** state) {
   assert_int_equal(run("harnessc", "check %s", ts_model("three_problems.onnx")), 1);
   assert_output_has("unsupported op FooBar");
@@ -156,7 +175,7 @@ int main(void) {
       cmocka_unit_test(harnessc_usage_errors),     cmocka_unit_test(harnessc_compile_errors_name_the_cause),
       cmocka_unit_test(harnessc_emit_kinds),       cmocka_unit_test(harnessc_is_deterministic),
       cmocka_unit_test(harnessc_check_reports_everything), cmocka_unit_test(harness_run_end_to_end),
-      cmocka_unit_test(harness_test_counts),
+      cmocka_unit_test(harness_test_counts),       cmocka_unit_test(harnessc_shares_kernel_bodies),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
