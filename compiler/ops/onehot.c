@@ -62,7 +62,7 @@ static hx_status_t infer_onehot(hc_graph* g, hc_node* n) {
   if (hc_value_numel(vals) != 2 || vals->rank != 1)
     return hc_node_error(n, HX_STATUS_INVALID_ARGUMENT, "values ('%s') must be a 1-D tensor [off, on] of 2 elements",
                          vals->name);
-  int64_t depth, axis;
+  int64_t depth = 0, axis;
   HX_RETURN_IF_ERROR(read_depth(n, &depth));
   int rank = idx->rank + 1;
   if (rank > HC_MAX_RANK)
@@ -87,7 +87,7 @@ static hx_status_t lower_onehot(hc_lower_ctx* lc, hc_node* n) {
   const hc_value* iv = n->inputs[0];
   const hc_value* vv = n->inputs[2];
   const hc_value* y = n->outputs[0];
-  int64_t depth, axis;
+  int64_t depth = 0, axis;
   HX_RETURN_IF_ERROR(read_depth(n, &depth));
   HX_RETURN_IF_ERROR(hc_norm_axis(n, hc_attr_int(n, "axis", -1), y->rank, &axis));
   int64_t total = hc_value_numel(y);

@@ -33,7 +33,7 @@ static hx_status_t infer_reverse_sequence(hc_graph* g, hc_node* n) {
   HX_RETURN_IF_ERROR(hc_check_dtype(n, 1, HC_DT(HX_DTYPE_INT64)));
   const hc_value* x = n->inputs[0];
   const hc_value* lens = n->inputs[1];
-  bool batch0;
+  bool batch0 = false;
   HX_RETURN_IF_ERROR(read_axes(n, &batch0));
   if (x->rank < 2) return hc_node_error(n, HX_STATUS_INVALID_ARGUMENT, "input must have rank >= 2, got %d", x->rank);
   int64_t B = x->dims[batch0 ? 0 : 1];
@@ -49,7 +49,7 @@ static hx_status_t lower_reverse_sequence(hc_lower_ctx* lc, hc_node* n) {
   const hc_value* x = n->inputs[0];
   const hc_value* lv = n->inputs[1];
   const hc_value* y = n->outputs[0];
-  bool batch0;
+  bool batch0 = false;
   HX_RETURN_IF_ERROR(read_axes(n, &batch0));
   if (hc_value_numel(x) == 0) return HX_OK;
   int64_t D0 = x->dims[0], D1 = x->dims[1], T = batch0 ? D1 : D0;

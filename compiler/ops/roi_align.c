@@ -281,7 +281,7 @@ static hx_status_t mrp_setup(const hc_node* n, int64_t* ph, int64_t* pw) {
 }
 
 static hx_status_t infer_max_roi_pool(hc_graph* g, hc_node* n) {
-  int64_t ph, pw;
+  int64_t ph = 0, pw = 0;
   HX_RETURN_IF_ERROR(mrp_setup(n, &ph, &pw));
   int64_t dims[4] = {n->inputs[1]->dims[0], n->inputs[0]->dims[1], ph, pw};
   hc_set_output(n, 0, n->inputs[0]->dtype, 4, dims);
@@ -313,7 +313,7 @@ static void mrp_bounds(hc_kb* kb, hx_dtype_t dt, LLVMValueRef k, LLVMValueRef bi
 }
 
 static hx_status_t lower_max_roi_pool(hc_lower_ctx* lc, hc_node* n) {
-  int64_t PH, PW;
+  int64_t PH = 0, PW = 0;
   HX_RETURN_IF_ERROR(mrp_setup(n, &PH, &PW));
   const hc_value *x = n->inputs[0], *y = n->outputs[0];
   hx_dtype_t dt = x->dtype;

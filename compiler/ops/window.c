@@ -181,7 +181,7 @@ static double window_value(win_kind kind, double k, double period) {
 /* Validates a window node and makes its output the computed constant. */
 static hx_status_t infer_window(hc_graph* g, hc_node* n, win_kind kind) {
   HX_RETURN_IF_ERROR(hc_check_arity(n, 1, 1, 1, 1));
-  hx_dtype_t dt;
+  hx_dtype_t dt = HX_DTYPE_FLOAT32;
   HX_RETURN_IF_ERROR(output_datatype(n, &dt));
   int64_t periodic = hc_attr_int(n, "periodic", 1);
   if (periodic != 0 && periodic != 1)
@@ -290,7 +290,7 @@ static void mel_ramp(hc_kb* kb, hx_dtype_t dt, LLVMValueRef py, int64_t bins, in
 static hx_status_t infer_mel_weight_matrix(hc_graph* g, hc_node* n) {
   (void)g;
   HX_RETURN_IF_ERROR(hc_check_arity(n, 5, 5, 1, 1));
-  hx_dtype_t dt;
+  hx_dtype_t dt = HX_DTYPE_FLOAT32;
   HX_RETURN_IF_ERROR(output_datatype(n, &dt));
   int64_t num_mel_bins, dft_length;
   HX_RETURN_IF_ERROR(const_int_scalar(n, 0, "num_mel_bins", &num_mel_bins));
