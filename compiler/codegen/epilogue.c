@@ -132,15 +132,7 @@ static LLVMValueRef apply_whole_vector(hc_kb* kb, const hc_epilogue* e, LLVMValu
       inputs[i] = ld;
     } else {
       /* Masked: lanes past the valid ones may lie outside the operand. */
-      LLVMValueRef bits[64];
-      for (unsigned l = 0; l < vl; ++l) bits[l] = LLVMConstInt(kb->t_i1, l < lanes, 0);
-      const char* name = "llvm.masked.load";
-      unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
-      LLVMTypeRef tys[2] = {vt, kb->t_ptr};
-      LLVMValueRef decl = LLVMGetIntrinsicDeclaration(kb->lc->mod, id, tys, 2);
-      LLVMValueRef args[4] = {hc_kb_gep(kb, v->dtype, e->ptr[k], idx), LLVMConstInt(kb->t_i32, 4, 0),
-                              LLVMConstVector(bits, vl), LLVMConstNull(vt)};
-      inputs[i] = LLVMBuildCall2(kb->b, LLVMIntrinsicGetType(kb->lc->llctx, id, tys, 2), decl, args, 4, "");
+      inputs[i] = hc_kb_masked_load(kb, vt, hc_kb_gep(kb, v->dtype, e->ptr[k], idx), 4, lanes);
     }
   }
   unsigned saved = kb->const_lanes;

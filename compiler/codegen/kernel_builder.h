@@ -192,6 +192,10 @@ LLVMValueRef hc_kb_alloca(hc_kb* kb, LLVMTypeRef type, const char* name);
 /* memcpy of `bytes` (i64 value) between two pointers. */
 void hc_kb_memcpy(hc_kb* kb, LLVMValueRef dst, LLVMValueRef src, LLVMValueRef bytes);
 void hc_kb_memset(hc_kb* kb, LLVMValueRef dst, int byte, LLVMValueRef bytes);
+/* Loads a vector of type vt from ptr (alignment `align` bytes) reading only
+ * its first `valid` lanes (llvm.masked.load; the others are zero and their
+ * addresses are never touched, so they may lie past the end of a buffer). */
+LLVMValueRef hc_kb_masked_load(hc_kb* kb, LLVMTypeRef vt, LLVMValueRef ptr, unsigned align, unsigned valid);
 
 /* Row-major strides (in elements) of a shape. */
 void hc_strides(int rank, const int64_t* dims, int64_t* out_strides);

@@ -1440,6 +1440,33 @@ static hx_status_t ci_pack_x(hc_lower_ctx* lc, const hc_node* n, const ci_plan* 
  * compile-time range of valid outputs (padding contributes zx - zx = 0).
  * Then the plane is requantised (or stored, ConvInteger) as the product's
  * epilogue does. */
+/* The depthwise byte path: uint8 x, int8 weights with zero point 0 and a
+ * VNNI target with 128/256/512-bit forms (AVX512-VNNI + VL). Each kernel
+ * row's taps go in quads (zero weights past the row's end): one vpdpbusd
+ * per quad adds x·w over 4 taps for VL output columns, whose bytes a
+ * shuffle gathers from one masked load of the input row; the zero point's
+ * share, zx times the row's weight sum, is subtracted once per row. Exact:
+ * vpdpbusd accumulates in int32 without saturation. Returns the
+ * intrinsic for VL lanes, or NULL where the path does not apply. */
+static const char* ci_dw_vnni(const hc_lower_ctx* lc, const ci_plan* p, int64_t VL) {
+  uint64_t f = lc->target ? lc->target->required_features : 0;
+  if (!(f & HX_CPU_AVX512VNNI) || !(f & HX_CPU_AVX512VL) || !(f & HX_CPU_AVX512BW)) return NULL;
+  if (p->x->dtype != HX_DTYPE_UINT8 || p->w->dtype != HX_DTYPE_INT8) return NULL;
+  if (p->wz) {
+    if (p->wz->kind != HC_VALUE_CONST || !p->wz->data) return NULL;
+    const int8_t* z = (const int8_t*)p->wz->data;
+    for (int64_t i = 0; i < hc_value_numel(p->wz); ++i)
+      if (z[i]) return NULL;
+  }
+  /* the bytes of one quad load: columns (VL-1)*sw plus 3 taps, within 64 */
+  if ((VL - 1) * p->s[1] + 3 * p->d[1] >= 64) return NULL;
+  const char* name = VL == 16 ? "llvm.x86.avx512.vpdpbusd.512"
+                     : VL == 8 ? "llvm.x86.avx512.vpdpbusd.256"
+                     : VL == 4 ? "llvm.x86.avx512.vpdpbusd.128"
+                               : NULL;
+  return name && LLVMLookupIntrinsicID(name, strlen(name)) ? name : NULL;
+}
+
 static hx_status_t ci_emit_depthwise(hc_lower_ctx* lc, const hc_node* n, const ci_plan* p, const ig_prod* d,
                                      const hc_value* y, int64_t wz_step) {
   int64_t OW = p->out[1], W = p->in[1];
@@ -1512,6 +1539,29 @@ static hx_status_t ci_emit_depthwise(hc_lower_ctx* lc, const hc_node* n, const c
     LLVMValueRef wsp[64];
     for (int64_t i = 0; i < p->ktot; ++i) wsp[i] = hc_kb_splat(&kb, wv[i], (unsigned)VL);
     bool sx = hc_dtype_is_signed(p->x->dtype);
+    /* Byte path (ci_dw_vnni): weight quads per kernel row, splat, and the
+     * row's zero-point correction zx * sum(w). */
+    const char* dpbusd = ci_dw_vnni(lc, p, VL);
+    int64_t nq = (p->k[1] + 3) / 4;
+    LLVMValueRef wq[64], corr[64];
+    if (dpbusd && p->k[0] * nq <= 64) {
+      LLVMTypeRef v4i8 = LLVMVectorType(kb.t_i8, 4);
+      for (int64_t kh = 0; kh < p->k[0]; ++kh) {
+        LLVMValueRef rowsum = hc_kb_i32(&kb, 0);
+        for (int64_t q = 0; q < nq; ++q) {
+          LLVMValueRef quad = LLVMConstNull(v4i8);
+          for (int64_t j = 0; j < 4 && 4 * q + j < p->k[1]; ++j) {
+            LLVMValueRef w = wv[kh * p->k[1] + 4 * q + j];
+            rowsum = LLVMBuildAdd(b, rowsum, w, "");
+            quad = LLVMBuildInsertElement(b, quad, LLVMBuildTrunc(b, w, kb.t_i8, ""), hc_kb_i32(&kb, (int32_t)j), "");
+          }
+          wq[kh * nq + q] = hc_kb_splat(&kb, LLVMBuildBitCast(b, quad, kb.t_i32, ""), (unsigned)VL);
+        }
+        corr[kh] = hc_kb_splat(&kb, LLVMBuildMul(b, xz, rowsum, ""), (unsigned)VL);
+      }
+    } else {
+      dpbusd = NULL;
+    }
     LLVMValueRef accp = hc_kb_alloca(&kb, vi32, "dwacc");
     LLVMValueRef oh = hc_loop_begin(&kb, &rl, hc_kb_i64(&kb, 0), hc_kb_i64(&kb, p->out[0]), "ih");
     LLVMValueRef ch = hc_loop_begin(&kb, &cl, hc_kb_i64(&kb, 0), hc_kb_i64(&kb, nch), "iw");
@@ -1527,7 +1577,26 @@ static hx_status_t ci_emit_depthwise(hc_lower_ctx* lc, const hc_node* n, const c
       LLVMValueRef acc = LLVMBuildLoad2(b, vi32, accp, "");
       LLVMValueRef xrow = hc_kb_iadd(&kb, xplane, hc_kb_iadd(&kb, hc_kb_imul(&kb, ih, hc_kb_i64(&kb, W)),
                                                              hc_kb_imul(&kb, ow, hc_kb_i64(&kb, sw))));
-      for (int64_t kw = 0; kw < p->k[1]; ++kw) {
+      if (dpbusd) acc = LLVMBuildSub(b, acc, corr[kh], "");
+      for (int64_t q = 0; dpbusd && q < nq; ++q) {
+        /* Quad q of this row: lane l holds the bytes of taps 4q..4q+3 for
+         * column ow + l, read from one load of the bytes those taps use
+         * (taps past the row's end have weight 0 and repeat byte 0). */
+        int64_t taps = p->k[1] - 4 * q < 4 ? p->k[1] - 4 * q : 4;
+        int64_t used = (VL - 1) * sw + (taps - 1) * p->d[1] + 1;
+        unsigned R = used <= 16 ? 16 : used <= 32 ? 32 : 64;
+        LLVMTypeRef vr = LLVMVectorType(kb.t_i8, R);
+        LLVMValueRef idx = hc_kb_iadd(&kb, xrow, hc_kb_i64(&kb, 4 * q * p->d[1] - p->pb[1]));
+        LLVMValueRef ld = hc_kb_masked_load(&kb, vr, LLVMBuildGEP2(b, kb.t_i8, px, &idx, 1, ""), 1, (unsigned)used);
+        LLVMValueRef qs[64];
+        for (int64_t l = 0; l < VL; ++l)
+          for (int64_t j = 0; j < 4; ++j)
+            qs[l * 4 + j] = LLVMConstInt(kb.t_i32, j < taps ? (unsigned long long)(l * sw + j * p->d[1]) : 0, 0);
+        LLVMValueRef quads = LLVMBuildShuffleVector(b, ld, LLVMGetPoison(vr), LLVMConstVector(qs, (unsigned)(4 * VL)), "");
+        LLVMValueRef r = call_fixed_intrinsic(&kb, dpbusd, (LLVMValueRef[]){acc, quads, wq[kh * nq + q]}, 3);
+        acc = LLVMTypeOf(r) == vi32 ? r : LLVMBuildBitCast(b, r, vi32, "");
+      }
+      for (int64_t kw = 0; !dpbusd && kw < p->k[1]; ++kw) {
         LLVMValueRef idx = hc_kb_iadd(&kb, xrow, hc_kb_i64(&kb, kw * p->d[1] - p->pb[1]));
         LLVMValueRef ld = LLVMBuildLoad2(b, vx, LLVMBuildGEP2(b, kb.t_i8, px, &idx, 1, ""), "");
         LLVMSetAlignment(ld, 1);

@@ -385,7 +385,7 @@ def conv_attrs(nd, group, strides, dil, pads, auto_pad, ks):
 
 
 def conv_cases(root):
-    def ci(name, x, w, xz, wz, group=1, strides=None, dil=None, pads=None, auto_pad='NOTSET'):
+    def ci(name, x, w, xz, wz, group=1, strides=None, dil=None, pads=None, auto_pad='NOTSET', consts=()):
         nd = x.ndim - 2
         strides = strides or [1] * nd
         dil = dil or [1] * nd
@@ -401,7 +401,7 @@ def conv_cases(root):
         node = helper.make_node('ConvInteger', ins, ['y'],
                                 **conv_attrs(nd, group, strides, dil, pads, auto_pad, list(w.shape[2:])))
         y = wrap32(int_conv(x, w, xz, wz, group, strides, dil, pads, auto_pad))
-        save_case(root, name, node, inputs, [('y', y)], 10)
+        save_case(root, name, node, inputs, [('y', y)], 10, consts)
 
     ci('ci_grouped_strided_padded_dilated', rand_q(np.uint8, (2, 4, 9, 8)), rand_q(np.int8, (6, 2, 3, 2)),
        np.uint8(128), rand_q(np.int8, (6,)), group=2, strides=[2, 1], dil=[1, 2], pads=[1, 0, 2, 1])
@@ -421,6 +421,20 @@ def conv_cases(root):
        rand_q(np.uint8, (5,)), group=5, pads=[1, 1, 1, 1])
     ci('ci_depthwise_multiplier_dilated', rand_q(np.int8, (1, 4, 20, 40)), rand_q(np.int8, (8, 1, 5, 5)),
        np.int8(-7), rand_q(np.int8, (8,)), group=4, dil=[2, 2], pads=[4, 3, 4, 5])
+    # depthwise byte path (uint8 x, int8 w with zero point 0 on a VNNI
+    # target): quads of taps per kernel row, 16/8/4-lane vectors, stride,
+    # dilation, kernels wider than 4 taps, channel multiplier
+    i8z = lambda n: np.zeros(n, np.int8)
+    ci('ci_dw_u8_3x3', rand_q(np.uint8, (2, 6, 20, 37)), rand_q(np.int8, (6, 1, 3, 3)), np.uint8(128), i8z(6),
+       group=6, pads=[1, 1, 1, 1], consts=('wz',))
+    ci('ci_dw_u8_5x5_s2_dilated', rand_q(np.uint8, (1, 4, 23, 50)), rand_q(np.int8, (4, 1, 5, 5)), np.uint8(17), None,
+       group=4, strides=[2, 2], dil=[1, 2], pads=[2, 4, 2, 4])
+    ci('ci_dw_u8_narrow_planes', rand_q(np.uint8, (1, 3, 9, 11)), rand_q(np.int8, (3, 1, 3, 3)), np.uint8(255), i8z(3),
+       group=3, pads=[1, 1, 1, 1], consts=('w', 'wz'))
+    ci('ci_dw_u8_6x6', rand_q(np.uint8, (1, 3, 6, 6)), rand_q(np.int8, (3, 1, 3, 3)), np.uint8(0), None,
+       group=3, pads=[1, 1, 1, 1])
+    ci('ci_dw_u8_7x7_multiplier', rand_q(np.uint8, (1, 3, 16, 30)), rand_q(np.int8, (6, 1, 7, 7)), np.uint8(60),
+       i8z(6), group=3, pads=[3, 3, 3, 3], consts=('wz',))
     ci('ci_wide_channels', rand_q(np.uint8, (1, 40, 6, 5)), rand_q(np.int8, (37, 40, 3, 3)), np.uint8(121),
        rand_q(np.int8, (37,)), pads=[1, 1, 1, 1])
 
@@ -466,6 +480,12 @@ def conv_cases(root):
        pads=[1, 1, 1, 1])
     qc('qc_depthwise_wide_s8', rand_q(np.int8, (1, 3, 12, 70)), f32(0.03), np.int8(-2), rand_q(np.int8, (3, 1, 3, 3)),
        f32(0.01), np.int8(0), f32(0.04), np.int8(-128), group=3, pads=[0, 1, 2, 1])
+    qc('qc_depthwise_u8_bias', rand_q(np.uint8, (1, 16, 31, 45)), f32(0.02), np.uint8(120),
+       rand_q(np.int8, (16, 1, 3, 3)), (RNG.random(16) * 0.02 + 0.005).astype(f32), i8z(16), f32(0.05), np.uint8(7),
+       B=RNG.integers(-3000, 3000, size=16).astype(np.int32), group=16, pads=[1, 1, 1, 1], consts=('w', 'wz', 'B'))
+    qc('qc_depthwise_u8_stride2', rand_q(np.uint8, (1, 8, 33, 33)), f32(0.02), np.uint8(3),
+       rand_q(np.int8, (8, 1, 3, 3)), f32(0.01), np.int8(0), f32(0.05), np.uint8(128), group=8, strides=[2, 2],
+       pads=[0, 0, 1, 1], consts=('wz',))
     # outer-product kernel: 1x1 over several column blocks, rows not a
     # multiple of the tile, per-channel zero points read directly (even K)
     qc('qc_1x1_many_positions_zp', rand_q(np.uint8, (1, 32, 17, 19)), f32(0.02), np.uint8(128),
