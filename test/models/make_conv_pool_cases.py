@@ -198,9 +198,11 @@ def conv_transpose_case(root, name, xs, ws, dtype=np.float32, bias=True, opset=1
 
 
 def pool_case(root, name, op, xs, ks, dtype=np.float32, opset=17, strides=None, dil=None, pads=None, auto_pad=None,
-              ceil_mode=None, count_include_pad=None, storage_order=None, indices=False):
+              ceil_mode=None, count_include_pad=None, storage_order=None, indices=False, negative=False):
     nd = len(xs) - 2
     x = rand(xs, dtype)
+    if negative:  # every value below the padding's 0: a window must never see the padding
+        x = (-np.abs(x) - 1).astype(dtype)
     s = strides or [1] * nd
     d = dil or [1] * nd
     attrs = {"kernel_shape": ks}
@@ -351,6 +353,14 @@ def main():
               auto_pad="SAME_LOWER", opset=8)
     pool_case(root, "maxpool_float64_valid_ceil", "MaxPool", (1, 2, 8, 9), [3, 2], dtype=f64, strides=[2, 2],
               auto_pad="VALID")
+
+    # MaxPool without Indices: the separable kernel (rows folded first, full-window rows in one pass)
+    pool_case(root, "maxpool_sep_resnet_odd", "MaxPool", (1, 4, 13, 11), [3, 3], strides=[2, 2], pads=[1, 1, 1, 1],
+              negative=True)
+    pool_case(root, "maxpool_sep_dil_ceil", "MaxPool", (2, 3, 12, 13), [3, 3], strides=[2, 2], dil=[2, 1],
+              pads=[1, 2, 2, 1], ceil_mode=1, negative=True)
+    pool_case(root, "maxpool_sep_1d", "MaxPool", (1, 2, 37), [5], strides=[2], pads=[2, 1], negative=True)
+    pool_case(root, "maxpool_sep_3d", "MaxPool", (1, 2, 5, 7, 9), [2, 3, 3], strides=[1, 2, 2], pads=[1, 1, 0, 0, 1, 2])
 
     # AveragePool
     pool_case(root, "avgpool_dilations", "AveragePool", (1, 2, 10, 11), [3, 2], strides=[2, 1], dil=[2, 3],
