@@ -308,6 +308,14 @@ def main():
     conv_case(root, "conv_float64", (2, 3, 9, 7), (4, 3, 2, 3), dtype=f64, dil=[2, 2], pads=[0, 1, 1, 0])
     conv_case(root, "conv_bfloat16", (1, 4, 8, 9), (4, 4, 3, 3), dtype=BF16, pads=[1, 1, 1, 1], opset=22)
     conv_case(root, "conv_batch_odd_channels", (3, 5, 6, 7), (7, 5, 3, 3), pads=[1, 1, 1, 1])
+    # Vectorised repack (padded / strided input images): rows of one, two and three vectors, masked tails,
+    # zero rows above and below, the pixels and the channels kernels, 1-D
+    conv_case(root, "conv_repack_s2_wide", (1, 3, 40, 37), (8, 3, 3, 3), strides=[2, 2], pads=[1, 1, 1, 1])
+    conv_case(root, "conv_repack_s2_channels", (2, 16, 15, 14), (32, 16, 3, 3), strides=[2, 2], pads=[0, 1, 2, 1])
+    conv_case(root, "conv_repack_1x1_s2_wide", (1, 8, 38, 41), (8, 8, 1, 1), strides=[2, 2])
+    conv_case(root, "conv_repack_s1_pad_wide", (1, 4, 9, 35), (6, 4, 3, 5), pads=[1, 2, 1, 2])
+    conv_case(root, "conv_repack_s2_dil", (1, 3, 20, 21), (4, 3, 3, 3), strides=[2, 2], dil=[2, 2], pads=[2, 2, 2, 2])
+    conv_case(root, "conv_repack_1d_s2", (2, 4, 50), (5, 4, 3), strides=[2], pads=[1, 1])
 
     # ConvTranspose
     conv_transpose_case(root, "convt_group_dil_stride_opad", (2, 4, 5, 4), (4, 3, 3, 2), group=2, strides=[2, 3],
