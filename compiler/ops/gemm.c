@@ -570,6 +570,13 @@ static void plan_fast(const hc_lower_ctx* lc, const mm_desc* d, fast_plan* p) {
     mr = regs == 32 ? 4 : 6;
     nv = regs == 32 ? 6 : 2;
   }
+  if (regs == 32 && !d->a_st && p->b_mode == B_DIRECT && d->M % 8 == 0 && d->M % 6 != 0 && nvec >= 3) {
+    /* Row counts that are multiples of 8 but not of 6 (convolution
+     * channels: 64, 128, 256, 512...): 8 x 3 tiles leave no ragged row
+     * tile; measured 3-7% faster on ResNet-50's 1x1 convolutions. */
+    mr = 8;
+    nv = 3;
+  }
   if (nv > nvec) nv = (int)nvec;
   if (p->b_mode != B_DIRECT) {
     /* Tiles cover whole panels: nv*vl a multiple of the panel width. */

@@ -291,6 +291,7 @@ def main():
     conv_case(root, "conv_3d_stride_pad_dil", (1, 3, 7, 8, 9), (4, 3, 3, 2, 3), strides=[1, 2, 2], dil=[1, 2, 1],
               pads=[1, 0, 2, 1, 1, 0])
     conv_case(root, "conv_1x1_gemm_wide", (2, 12, 40, 41), (8, 12, 1, 1))
+    conv_case(root, "conv_1x1_gemm_rows8", (2, 12, 9, 23), (40, 12, 1, 1))  # 8-row tiles, ragged columns
     conv_case(root, "conv_1x1_strided", (1, 5, 9, 10), (7, 5, 1, 1), strides=[2, 2], bias=False)
     conv_case(root, "conv_depthwise_same_upper_s2", (1, 8, 15, 16), (8, 1, 3, 3), group=8, strides=[2, 2],
               auto_pad="SAME_UPPER")
