@@ -652,6 +652,92 @@ static void image_residues(hc_kb* kb, const flat_plan* f, int nd, LLVMValueRef r
   }
 }
 
+static LLVMValueRef dw_load(hc_kb* kb, LLVMValueRef X, LLVMValueRef row, int64_t c0, int64_t W, unsigned vl);
+static LLVMValueRef dw_cols(hc_kb* kb, LLVMValueRef X, LLVMValueRef row, int64_t ow0, int64_t c, int64_t s, int64_t W,
+                            unsigned vl);
+static void cf_masked_store(hc_kb* kb, LLVMValueRef ptr, LLVMValueRef idx, LLVMValueRef v, LLVMValueRef mask,
+                            unsigned vl);
+
+/* Most vectors per image row the vectorised repack unrolls. */
+#define REPACK_MAX_CHUNKS 16
+
+/* Whether emit_repack can copy whole image rows as vectors: float32, 1-D
+ * or 2-D, a last-dim step of 1 or 2, few images and short rows. */
+static bool repack_vectorised(const hc_lower_ctx* lc, const conv_plan* p, const flat_plan* f) {
+  if (p->dt != HX_DTYPE_FLOAT32 || p->nd < 1 || p->nd > 2) return false;
+  const int L = p->nd - 1;
+  unsigned vl = hc_ukr_lanes(lc, HX_DTYPE_FLOAT32);
+  if (vl < 4 || vl > 64) return false;
+  return (f->step[L] == 1 || f->step[L] == 2) && f->nimg <= 16 &&
+         (f->V[L] + (int64_t)vl - 1) / (int64_t)vl <= REPACK_MAX_CHUNKS;
+}
+
+/* Image rows [lo, hi) of one image: row v of the image at dst[dbase + v*VL],
+ * read from x row xrow0 + v*rstride (copy) or zeros (xrow0 NULL). The last
+ * dim is copied as whole vectors: constant masks keep the loads inside x's
+ * row (zeros outside) and the stores inside the image row. */
+static void repack_rows(hc_kb* kb, const conv_plan* p, const flat_plan* f, LLVMValueRef X, LLVMValueRef xrow0,
+                        int64_t rstride, int64_t lo, int64_t hi, int64_t c, LLVMValueRef WS, LLVMValueRef dbase,
+                        unsigned vl) {
+  if (hi <= lo) return;
+  LLVMBuilderRef b = kb->b;
+  const int L = p->nd - 1;
+  int64_t VL = f->V[L], W = p->in[L], step = f->step[L];
+  LLVMTypeRef vt = hc_ukr_vtype(kb, HX_DTYPE_FLOAT32, vl);
+  hc_loop rl;
+  LLVMValueRef v = hc_loop_begin(kb, &rl, hc_kb_i64(kb, lo), hc_kb_i64(kb, hi), "prow");
+  LLVMValueRef dst = hc_kb_iadd(kb, dbase, hc_kb_imul(kb, v, hc_kb_i64(kb, VL)));
+  LLVMValueRef xrow = xrow0 ? hc_kb_iadd(kb, xrow0, hc_kb_imul(kb, v, hc_kb_i64(kb, rstride))) : NULL;
+  for (int64_t j0 = 0; j0 < VL; j0 += vl) {
+    int64_t lanes = VL - j0 < (int64_t)vl ? VL - j0 : (int64_t)vl;
+    LLVMValueRef val = xrow ? (step == 1 ? dw_load(kb, X, xrow, j0 + c, W, vl) : dw_cols(kb, X, xrow, j0, c, 2, W, vl))
+                            : LLVMConstNull(vt);
+    LLVMValueRef at = hc_kb_iadd(kb, dst, hc_kb_i64(kb, j0));
+    if (lanes == (int64_t)vl) {
+      LLVMValueRef st = LLVMBuildStore(b, val, hc_kb_gep(kb, HX_DTYPE_FLOAT32, WS, at));
+      LLVMSetAlignment(st, 4);
+    } else {
+      LLVMValueRef bits[64];
+      for (unsigned l = 0; l < vl; ++l) bits[l] = LLVMConstInt(kb->t_i1, (int64_t)l < lanes, 0);
+      cf_masked_store(kb, WS, at, val, LLVMConstVector(bits, vl), vl);
+    }
+  }
+  hc_loop_end(kb, &rl);
+}
+
+/* emit_repack's task body when repack_vectorised: every image unrolled
+ * (its residues are constants), its rows split at compile time into the
+ * zero rows above x, the copied rows and the zero rows below. */
+static void repack_plane_vectorised(hc_kb* kb, const conv_plan* p, const flat_plan* f, LLVMValueRef X,
+                                    LLVMValueRef xb, LLVMValueRef wb, unsigned vl) {
+  const int L = p->nd - 1;
+  for (int64_t im = 0; im < f->nimg; ++im) {
+    int64_t r[WIN_MAX_SP], rem = im;
+    for (int e = p->nd - 1; e >= 0; --e) {
+      r[e] = f->res[e][rem % f->nres[e]];
+      rem /= f->nres[e];
+    }
+    LLVMValueRef db = hc_kb_iadd(kb, wb, hc_kb_i64(kb, im * f->PV));
+    int64_t c = r[L] - f->margin[L]; /* x column of image column 0 */
+    if (p->nd == 1) {
+      repack_rows(kb, p, f, X, xb, 0, 0, 1, c, hc_kb_workspace(kb), db, vl);
+      continue;
+    }
+    /* image row v reads x row v*step + r - margin when inside [0, H) */
+    int64_t s0 = f->step[0], a0 = r[0] - f->margin[0], H = p->in[0], V0 = f->V[0];
+    int64_t lo = cdiv(-a0, s0), hi = fdiv(H - 1 - a0, s0) + 1;
+    if (lo < 0) lo = 0;
+    if (lo > V0) lo = V0;
+    if (hi > V0) hi = V0;
+    if (hi < lo) hi = lo;
+    LLVMValueRef WS = hc_kb_workspace(kb);
+    LLVMValueRef xrow0 = hc_kb_iadd(kb, xb, hc_kb_i64(kb, a0 * p->in[1]));
+    repack_rows(kb, p, f, X, NULL, 0, 0, lo, c, WS, db, vl);
+    repack_rows(kb, p, f, X, xrow0, s0 * p->in[1], lo, hi, c, WS, db, vl);
+    repack_rows(kb, p, f, X, NULL, 0, hi, V0, c, WS, db, vl);
+  }
+}
+
 /* Copies x into the workspace images (zero padding included); one task per
  * (image, channel) plane of x. */
 static hx_status_t emit_repack(hc_lower_ctx* lc, const hc_node* n, const conv_plan* p, const flat_plan* f) {
@@ -676,6 +762,13 @@ static hx_status_t emit_repack(hc_lower_ctx* lc, const hc_node* n, const conv_pl
   LLVMValueRef t = hc_kb_task_loop_begin(&kb, &task);
   LLVMValueRef xb = hc_kb_imul(&kb, t, hc_kb_i64(&kb, p->in_plane));
   LLVMValueRef wb = hc_kb_imul(&kb, t, hc_kb_i64(&kb, f->nimg * f->PV));
+  if (repack_vectorised(lc, p, f)) {
+    repack_plane_vectorised(&kb, p, f, X, xb, wb, hc_ukr_lanes(lc, HX_DTYPE_FLOAT32));
+    hc_loop_end(&kb, &task);
+    hc_kb_end(&kb, 0,
+              (double)hc_value_nbytes(n->inputs[0]) + (double)(p->N * p->C * f->nimg * f->PV) * 4.0);
+    return HX_OK;
+  }
   hc_loop iml;
   LLVMValueRef im = hc_loop_begin(&kb, &iml, hc_kb_i64(&kb, 0), hc_kb_i64(&kb, f->nimg), "image");
   LLVMValueRef r[WIN_MAX_SP];

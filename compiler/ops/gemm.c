@@ -50,6 +50,9 @@
 #define MM_GENERIC_KU 4
 /* Columns handled per step of the dot micro-kernel. */
 #define MM_DOT_C 2
+/* Size of an in-place B from which the fast kernel prefetches B's next
+ * column panel (larger than this B comes from L3 or memory). */
+#define MM_PREFETCH_B_BYTES (1 << 20)
 /* Tile width of the dot and generic micro-kernels. */
 #define MM_DOT_NB 16
 
@@ -570,6 +573,13 @@ static void plan_fast(const hc_lower_ctx* lc, const mm_desc* d, fast_plan* p) {
     mr = regs == 32 ? 4 : 6;
     nv = regs == 32 ? 6 : 2;
   }
+  if (regs == 32 && !d->a_st && p->b_mode == B_DIRECT && d->M % 8 == 0 && d->M % 6 != 0 && nvec >= 3) {
+    /* Row counts that are multiples of 8 but not of 6 (convolution
+     * channels: 64, 128, 256, 512...): 8 x 3 tiles leave no ragged row
+     * tile; measured 3-7% faster on ResNet-50's 1x1 convolutions. */
+    mr = 8;
+    nv = 3;
+  }
   if (nv > nvec) nv = (int)nvec;
   if (p->b_mode != B_DIRECT) {
     /* Tiles cover whole panels: nv*vl a multiple of the panel width. */
@@ -854,6 +864,18 @@ static void fast_tile(fast_emit* e, int rows, int nv, unsigned lanes, LLVMValueR
     u.b_outer = d->b_sk;
     for (int v = 0; v < nv; ++v) u.b_vec[v] = (int64_t)v * vl;
     u.last_lanes = lanes;
+    if (!u.b_st && d->K >= 64 && d->K * d->N * (int64_t)hx_dtype_size(d->dt) >= MM_PREFETCH_B_BYTES) {
+      /* A B too big for L2 read in place (a 1x1 convolution's input
+       * planes): its rows are far apart, too many streams for the hardware
+       * prefetcher, so the first tile of each panel would wait on memory.
+       * Prefetch the next column panel's rows into L2, one vector per step:
+       * row tile t of the panel takes vector t mod nv, so the first nv tiles
+       * fetch it all. Measured 6-9% faster on ResNet-50's 1x1 convolutions
+       * with 1.6-3.2 MB inputs (slower on inputs that stay in L2). */
+      LLVMValueRef t = LLVMBuildURem(kb->b, LLVMBuildUDiv(kb->b, m, hc_kb_i64(kb, p->mr), ""), hc_kb_i64(kb, nv), "");
+      u.pf_base = hc_kb_iadd(kb, u.b_base, hc_kb_iadd(kb, hc_kb_i64(kb, p->nr), hc_kb_imul(kb, t, hc_kb_i64(kb, vl))));
+      u.pf_locality = 2;
+    }
   } else {
     /* Panel n/pw of this B matrix, row k0. */
     LLVMValueRef panel = LLVMBuildUDiv(kb->b, n, hc_kb_i64(kb, p->pw), "");

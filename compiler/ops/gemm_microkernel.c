@@ -178,6 +178,17 @@ void hc_ukr_emit(hc_kb* kb, const hc_ukr* u, LLVMValueRef* acc) {
   }
   LLVMValueRef a_o = hc_kb_iadd(kb, u->a_base, hc_kb_imul(kb, o, hc_kb_i64(kb, u->a_outer)));
   LLVMValueRef b_o = hc_kb_iadd(kb, u->b_base, hc_kb_imul(kb, o, hc_kb_i64(kb, u->b_outer)));
+  if (u->pf_base) {
+    LLVMValueRef pi = hc_kb_iadd(kb, u->pf_base, hc_kb_imul(kb, o, hc_kb_i64(kb, u->b_outer)));
+    const char* name = "llvm.prefetch";
+    unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+    LLVMTypeRef tys[1] = {kb->t_ptr};
+    LLVMValueRef decl = LLVMGetIntrinsicDeclaration(kb->lc->mod, id, tys, 1);
+    LLVMTypeRef fty = LLVMIntrinsicGetType(kb->lc->llctx, id, tys, 1);
+    LLVMValueRef args[4] = {hc_kb_gep(kb, u->dt, u->b, pi), LLVMConstInt(kb->t_i32, 0, 0),
+                            LLVMConstInt(kb->t_i32, (unsigned)u->pf_locality, 0), LLVMConstInt(kb->t_i32, 1, 0)};
+    LLVMBuildCall2(kb->b, fty, decl, args, 4, "");
+  }
   emit_step(kb, u, a_o, b_o, cur);
   LLVMValueRef next = LLVMBuildAdd(kb->b, o, hc_kb_i64(kb, 1), "");
   LLVMSetNSW(next, 1);

@@ -57,6 +57,12 @@ typedef struct hc_ukr {
   /* Storage types of A and B elements when they differ from dt (float32
    * only): FLOAT16, BFLOAT16 or INT8; HX_DTYPE_UNDEFINED = dt. */
   hx_dtype_t a_st, b_st;
+  /* Optional software prefetch, one per step: the cache line holding
+   * B element pf_base + o*b_outer (NULL = none); pf_locality 0..3 as in
+   * llvm.prefetch. Lets a caller pull in B it reads soon (the next column
+   * panel) while this reduction runs. */
+  LLVMValueRef pf_base;
+  int pf_locality;
 } hc_ukr;
 
 /* Emits the reduction. acc has mr*nv entries (row-major: acc[i*nv + v]);

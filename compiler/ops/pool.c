@@ -264,9 +264,189 @@ static LLVMValueRef const_table(hc_kb* kb, hx_dtype_t dt, const double* v, int64
   return hc_kb_const_table(kb->lc, init, "pool_counts", 0);
 }
 
+/* Widest padded input row the separable MaxPool kernel keeps on the stack. */
+#define POOL_MAX_SEP_COLS 4096
+/* Most last-dim taps the separable kernel unrolls per output column. */
+#define POOL_MAX_SEP_TAPS 16
+
+/* MaxPool without Indices is separable: a task first folds the window's
+ * outer-dim taps into one padded input row (vbuf, the reduction's identity
+ * in the padding), a contiguous pass that vectorises, then reduces each
+ * output column over its last-dim taps in vbuf, so the last dim's taps are
+ * read once per input column instead of once per output column and tap. The
+ * maximum is commutative and the identity is what an all-padding window
+ * gives, so the result is the one of the general kernel. */
+static bool pool_separable(const pool_plan* p) {
+  if (!p->is_max || p->with_indices) return false;
+  const int L = p->nd - 1;
+  int64_t wp = p->pb[L] + p->in[L];
+  int64_t need = p->out[L] ? (p->out[L] - 1) * p->s[L] + (p->k[L] - 1) * p->d[L] + 1 : 0;
+  if (need > wp) wp = need;
+  return p->out_plane > 0 && p->in[L] > 0 && p->k[L] <= POOL_MAX_SEP_TAPS && wp <= POOL_MAX_SEP_COLS &&
+         p->out[L] <= POOL_MAX_COLS;
+}
+
+/* max(a, x) propagating a NaN of either operand, cheaper than llvm.maximum
+ * (which also orders -0 below +0, which MaxPool does not need): a compare
+ * and select (one maxps) plus a NaN test of x. */
+static LLVMValueRef sep_max(hc_kb* kb, hx_dtype_t dt, LLVMValueRef a, LLVMValueRef x) {
+  if (!hc_dtype_is_float(dt)) return hc_kb_max(kb, dt, a, x);
+  LLVMValueRef m = LLVMBuildSelect(kb->b, LLVMBuildFCmp(kb->b, LLVMRealOGT, x, a, ""), x, a, "");
+  return LLVMBuildSelect(kb->b, LLVMBuildFCmp(kb->b, LLVMRealUNO, x, x, ""), x, m, "");
+}
+
+static hx_status_t lower_max_pool_separable(hc_lower_ctx* lc, hc_node* n, const pool_plan* pp) {
+  const pool_plan p = *pp;
+  const int L = p.nd - 1;
+  int64_t OL = p.out[L], IL = p.in[L], PB = p.pb[L];
+  int64_t WP = PB + IL;
+  int64_t need = (OL - 1) * p.s[L] + (p.k[L] - 1) * p.d[L] + 1;
+  if (need > WP) WP = need;
+  int64_t rows = 1;
+  for (int i = 0; i < L; ++i) rows *= p.out[i];
+  int64_t outer_taps = 1;
+  for (int i = 0; i < L; ++i) outer_taps *= p.k[i];
+  int64_t ops_row = outer_taps * IL + p.k[L] * OL;
+  int64_t RB = ops_row >= POOL_TASK_OPS ? 1 : POOL_TASK_OPS / (ops_row ? ops_row : 1);
+  if (RB > rows) RB = rows;
+  if (RB < 1) RB = 1;
+  int64_t NRB = (rows + RB - 1) / RB;
+  int64_t planes = p.N * p.C;
+  int64_t tasks = planes * NRB;
+  int64_t xs[POOL_MAX_SP];
+  hc_strides(p.nd, p.in, xs);
+
+  hc_kb kb;
+  HX_RETURN_IF_ERROR(hc_kb_begin(lc, n, NULL, tasks, &kb));
+  LLVMBuilderRef b = kb.b;
+  LLVMValueRef X = hc_kb_ptr(&kb, n->inputs[0]);
+  LLVMValueRef Y = hc_kb_ptr(&kb, n->outputs[0]);
+  LLVMTypeRef ct = hc_kb_compute_type(&kb, p.dt);
+  LLVMValueRef vbuf = hc_kb_alloca(&kb, LLVMArrayType2(ct, (uint64_t)WP), "vrow");
+  LLVMValueRef init;
+  if (hc_dtype_is_float(p.dt))
+    init = LLVMConstReal(ct, -INFINITY);
+  else
+    init = hc_kb_const_i(&kb, p.dt, p.dt == HX_DTYPE_INT8 ? -128 : 0);
+
+  hc_loop task;
+  LLVMValueRef t = hc_kb_task_loop_begin(&kb, &task);
+  /* The padding columns of vbuf never change: set them once per task. */
+  {
+    hc_loop cl;
+    LLVMValueRef c = hc_loop_begin(&kb, &cl, hc_kb_i64(&kb, 0), hc_kb_i64(&kb, PB), "padl");
+    LLVMBuildStore(b, init, LLVMBuildGEP2(b, ct, vbuf, &c, 1, ""));
+    hc_loop_end(&kb, &cl);
+    c = hc_loop_begin(&kb, &cl, hc_kb_i64(&kb, PB + IL), hc_kb_i64(&kb, WP), "padr");
+    LLVMBuildStore(b, init, LLVMBuildGEP2(b, ct, vbuf, &c, 1, ""));
+    hc_loop_end(&kb, &cl);
+  }
+  LLVMValueRef rb = LLVMBuildURem(b, t, hc_kb_i64(&kb, NRB), "");
+  LLVMValueRef plane = LLVMBuildUDiv(b, t, hc_kb_i64(&kb, NRB), "");
+  LLVMValueRef xplane = hc_kb_imul(&kb, plane, hc_kb_i64(&kb, p.in_plane));
+  LLVMValueRef yplane = hc_kb_imul(&kb, plane, hc_kb_i64(&kb, p.out_plane));
+  LLVMValueRef r_lo = hc_kb_imul(&kb, rb, hc_kb_i64(&kb, RB));
+  LLVMValueRef r_hi = hc_kb_imin(&kb, hc_kb_iadd(&kb, r_lo, hc_kb_i64(&kb, RB)), hc_kb_i64(&kb, rows));
+
+  hc_loop row;
+  LLVMValueRef q = hc_loop_begin(&kb, &row, r_lo, r_hi, "row");
+  LLVMValueRef o[POOL_MAX_SP];
+  LLVMValueRef rem = q;
+  for (int i = L - 1; i >= 0; --i) {
+    o[i] = i > 0 ? LLVMBuildURem(b, rem, hc_kb_i64(&kb, p.out[i]), "") : rem;
+    if (i > 0) rem = LLVMBuildUDiv(b, rem, hc_kb_i64(&kb, p.out[i]), "");
+  }
+  LLVMValueRef vin = LLVMBuildGEP2(b, ct, vbuf, (LLVMValueRef[]){hc_kb_i64(&kb, PB)}, 1, "");
+  LLVMBasicBlockRef bb_join = NULL;
+  if (L == 1 && p.k[0] <= POOL_MAX_TERMS) {
+    /* 2-D, a window with all its rows inside: one pass over the columns. */
+    int64_t bound = (p.out[0] + 1) * p.s[0] + p.pb[0] + p.k[0] * p.d[0] + 2;
+    LLVMValueRef a0 = LLVMBuildSub(b, hc_kb_imul(&kb, q, hc_kb_i64(&kb, p.s[0])), hc_kb_i64(&kb, p.pb[0]), "");
+    LLVMValueRef lo0, hi0;
+    tap_range(&kb, a0, p.d[0], p.in[0], p.k[0], bound, &lo0, &hi0);
+    LLVMValueRef full = LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntEQ, lo0, hc_kb_i64(&kb, 0), ""),
+                                     LLVMBuildICmp(b, LLVMIntEQ, hi0, hc_kb_i64(&kb, p.k[0]), ""), "");
+    LLVMValueRef fn = LLVMGetBasicBlockParent(LLVMGetInsertBlock(b));
+    LLVMBasicBlockRef bb_full = LLVMAppendBasicBlockInContext(kb.lc->llctx, fn, "sep_full");
+    LLVMBasicBlockRef bb_part = LLVMAppendBasicBlockInContext(kb.lc->llctx, fn, "sep_part");
+    bb_join = LLVMAppendBasicBlockInContext(kb.lc->llctx, fn, "sep_join");
+    LLVMBuildCondBr(b, full, bb_full, bb_part);
+    LLVMPositionBuilderAtEnd(b, bb_full);
+    LLVMValueRef x0 = hc_kb_iadd(&kb, xplane, hc_kb_imul(&kb, a0, hc_kb_i64(&kb, xs[0])));
+    hc_loop cl;
+    LLVMValueRef c = hc_loop_begin(&kb, &cl, hc_kb_i64(&kb, 0), hc_kb_i64(&kb, IL), "vert");
+    LLVMValueRef v = NULL;
+    for (int64_t k = 0; k < p.k[0]; ++k) {
+      LLVMValueRef xi = hc_kb_iadd(&kb, hc_kb_iadd(&kb, x0, hc_kb_i64(&kb, k * p.d[0] * xs[0])), c);
+      LLVMValueRef xv = hc_kb_load(&kb, p.dt, X, xi);
+      v = v ? sep_max(&kb, p.dt, v, xv) : xv;
+    }
+    LLVMBuildStore(b, v, LLVMBuildGEP2(b, ct, vin, &c, 1, ""));
+    hc_loop_end(&kb, &cl);
+    LLVMBuildBr(b, bb_join);
+    LLVMPositionBuilderAtEnd(b, bb_part);
+  }
+  {
+    hc_loop cl;
+    LLVMValueRef c = hc_loop_begin(&kb, &cl, hc_kb_i64(&kb, 0), hc_kb_i64(&kb, IL), "init");
+    LLVMBuildStore(b, init, LLVMBuildGEP2(b, ct, vin, &c, 1, ""));
+    hc_loop_end(&kb, &cl);
+  }
+  /* Outer dims: fold the input rows of the window's valid taps into vbuf. */
+  LLVMValueRef oa[POOL_MAX_SP], klo[POOL_MAX_SP], khi[POOL_MAX_SP];
+  for (int i = 0; i < L; ++i) {
+    int64_t bound = (p.out[i] + 1) * p.s[i] + p.pb[i] + p.k[i] * p.d[i] + 2;
+    oa[i] = LLVMBuildSub(b, hc_kb_imul(&kb, o[i], hc_kb_i64(&kb, p.s[i])), hc_kb_i64(&kb, p.pb[i]), "");
+    tap_range(&kb, oa[i], p.d[i], p.in[i], p.k[i], bound, &klo[i], &khi[i]);
+  }
+  LLVMValueRef xr = xplane;
+  hc_loop kl[POOL_MAX_SP];
+  for (int i = 0; i < L; ++i) {
+    LLVMValueRef k = hc_loop_begin(&kb, &kl[i], klo[i], khi[i], "tap");
+    LLVMValueRef pos = hc_kb_iadd(&kb, oa[i], hc_kb_imul(&kb, k, hc_kb_i64(&kb, p.d[i])));
+    xr = hc_kb_iadd(&kb, xr, hc_kb_imul(&kb, pos, hc_kb_i64(&kb, xs[i])));
+  }
+  {
+    hc_loop cl;
+    LLVMValueRef c = hc_loop_begin(&kb, &cl, hc_kb_i64(&kb, 0), hc_kb_i64(&kb, IL), "fold");
+    LLVMValueRef vp = LLVMBuildGEP2(b, ct, vin, &c, 1, "");
+    LLVMValueRef xv = hc_kb_load(&kb, p.dt, X, hc_kb_iadd(&kb, xr, c));
+    LLVMBuildStore(b, sep_max(&kb, p.dt, LLVMBuildLoad2(b, ct, vp, ""), xv), vp);
+    hc_loop_end(&kb, &cl);
+  }
+  for (int i = L - 1; i >= 0; --i) hc_loop_end(&kb, &kl[i]);
+  if (bb_join) {
+    LLVMBuildBr(b, bb_join);
+    LLVMPositionBuilderAtEnd(b, bb_join);
+  }
+
+  /* Last dim: output column c reduces vbuf[c*s + k*d] over its taps. */
+  LLVMValueRef ybase = hc_kb_iadd(&kb, yplane, hc_kb_imul(&kb, q, hc_kb_i64(&kb, OL)));
+  {
+    hc_loop cl;
+    LLVMValueRef c = hc_loop_begin(&kb, &cl, hc_kb_i64(&kb, 0), hc_kb_i64(&kb, OL), "col");
+    LLVMValueRef base = hc_kb_imul(&kb, c, hc_kb_i64(&kb, p.s[L]));
+    LLVMValueRef v = NULL;
+    for (int64_t k = 0; k < p.k[L]; ++k) {
+      LLVMValueRef at = hc_kb_iadd(&kb, base, hc_kb_i64(&kb, k * p.d[L]));
+      LLVMValueRef xv = LLVMBuildLoad2(b, ct, LLVMBuildGEP2(b, ct, vbuf, &at, 1, ""), "");
+      v = v ? sep_max(&kb, p.dt, v, xv) : xv;
+    }
+    hc_kb_store(&kb, p.dt, Y, hc_kb_iadd(&kb, ybase, c), v);
+    hc_loop_end(&kb, &cl);
+  }
+  hc_loop_end(&kb, &row);
+  hc_loop_end(&kb, &task);
+  double outs = (double)planes * (double)p.out_plane;
+  hc_kb_end(&kb, outs * (double)p.ktot,
+            (double)hc_value_nbytes(n->inputs[0]) + (double)hc_value_nbytes(n->outputs[0]));
+  return HX_OK;
+}
+
 static hx_status_t lower_pool(hc_lower_ctx* lc, hc_node* n, bool is_max) {
   pool_plan p;
   HX_RETURN_IF_ERROR(pool_setup(n, is_max, &p));
+  if (pool_separable(&p)) return lower_max_pool_separable(lc, n, &p);
   const int L = p.nd - 1;
   int64_t OL = p.out[L];
   int64_t NCB = OL > POOL_MAX_COLS ? (OL + POOL_MAX_COLS - 1) / POOL_MAX_COLS : 1;

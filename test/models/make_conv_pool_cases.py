@@ -198,9 +198,11 @@ def conv_transpose_case(root, name, xs, ws, dtype=np.float32, bias=True, opset=1
 
 
 def pool_case(root, name, op, xs, ks, dtype=np.float32, opset=17, strides=None, dil=None, pads=None, auto_pad=None,
-              ceil_mode=None, count_include_pad=None, storage_order=None, indices=False):
+              ceil_mode=None, count_include_pad=None, storage_order=None, indices=False, negative=False):
     nd = len(xs) - 2
     x = rand(xs, dtype)
+    if negative:  # every value below the padding's 0: a window must never see the padding
+        x = (-np.abs(x) - 1).astype(dtype)
     s = strides or [1] * nd
     d = dil or [1] * nd
     attrs = {"kernel_shape": ks}
@@ -289,6 +291,9 @@ def main():
     conv_case(root, "conv_3d_stride_pad_dil", (1, 3, 7, 8, 9), (4, 3, 3, 2, 3), strides=[1, 2, 2], dil=[1, 2, 1],
               pads=[1, 0, 2, 1, 1, 0])
     conv_case(root, "conv_1x1_gemm_wide", (2, 12, 40, 41), (8, 12, 1, 1))
+    conv_case(root, "conv_1x1_gemm_rows8", (2, 12, 9, 23), (40, 12, 1, 1))  # 8-row tiles, ragged columns
+    # B over 1 MiB read in place: the next column panel is prefetched (ragged last panel)
+    conv_case(root, "conv_1x1_gemm_prefetch", (1, 64, 64, 65), (16, 64, 1, 1))
     conv_case(root, "conv_1x1_strided", (1, 5, 9, 10), (7, 5, 1, 1), strides=[2, 2], bias=False)
     conv_case(root, "conv_depthwise_same_upper_s2", (1, 8, 15, 16), (8, 1, 3, 3), group=8, strides=[2, 2],
               auto_pad="SAME_UPPER")
@@ -306,6 +311,14 @@ def main():
     conv_case(root, "conv_float64", (2, 3, 9, 7), (4, 3, 2, 3), dtype=f64, dil=[2, 2], pads=[0, 1, 1, 0])
     conv_case(root, "conv_bfloat16", (1, 4, 8, 9), (4, 4, 3, 3), dtype=BF16, pads=[1, 1, 1, 1], opset=22)
     conv_case(root, "conv_batch_odd_channels", (3, 5, 6, 7), (7, 5, 3, 3), pads=[1, 1, 1, 1])
+    # Vectorised repack (padded / strided input images): rows of one, two and three vectors, masked tails,
+    # zero rows above and below, the pixels and the channels kernels, 1-D
+    conv_case(root, "conv_repack_s2_wide", (1, 3, 40, 37), (8, 3, 3, 3), strides=[2, 2], pads=[1, 1, 1, 1])
+    conv_case(root, "conv_repack_s2_channels", (2, 16, 15, 14), (32, 16, 3, 3), strides=[2, 2], pads=[0, 1, 2, 1])
+    conv_case(root, "conv_repack_1x1_s2_wide", (1, 8, 38, 41), (8, 8, 1, 1), strides=[2, 2])
+    conv_case(root, "conv_repack_s1_pad_wide", (1, 4, 9, 35), (6, 4, 3, 5), pads=[1, 2, 1, 2])
+    conv_case(root, "conv_repack_s2_dil", (1, 3, 20, 21), (4, 3, 3, 3), strides=[2, 2], dil=[2, 2], pads=[2, 2, 2, 2])
+    conv_case(root, "conv_repack_1d_s2", (2, 4, 50), (5, 4, 3), strides=[2], pads=[1, 1])
 
     # ConvTranspose
     conv_transpose_case(root, "convt_group_dil_stride_opad", (2, 4, 5, 4), (4, 3, 3, 2), group=2, strides=[2, 3],
@@ -351,6 +364,14 @@ def main():
               auto_pad="SAME_LOWER", opset=8)
     pool_case(root, "maxpool_float64_valid_ceil", "MaxPool", (1, 2, 8, 9), [3, 2], dtype=f64, strides=[2, 2],
               auto_pad="VALID")
+
+    # MaxPool without Indices: the separable kernel (rows folded first, full-window rows in one pass)
+    pool_case(root, "maxpool_sep_resnet_odd", "MaxPool", (1, 4, 13, 11), [3, 3], strides=[2, 2], pads=[1, 1, 1, 1],
+              negative=True)
+    pool_case(root, "maxpool_sep_dil_ceil", "MaxPool", (2, 3, 12, 13), [3, 3], strides=[2, 2], dil=[2, 1],
+              pads=[1, 2, 2, 1], ceil_mode=1, negative=True)
+    pool_case(root, "maxpool_sep_1d", "MaxPool", (1, 2, 37), [5], strides=[2], pads=[2, 1], negative=True)
+    pool_case(root, "maxpool_sep_3d", "MaxPool", (1, 2, 5, 7, 9), [2, 3, 3], strides=[1, 2, 2], pads=[1, 1, 0, 0, 1, 2])
 
     # AveragePool
     pool_case(root, "avgpool_dilations", "AveragePool", (1, 2, 10, 11), [3, 2], strides=[2, 1], dil=[2, 3],

@@ -741,14 +741,20 @@ static void inplace_residual_follows_kernel_plan(void** state) {
     assert_int_equal(ctx.memplan.inplace, 0);
     hc_graph_free(b.g);
   }
-  /* 1x1, K = 128 over 28x28 (ResNet-50's second stage): AVX-512's wider tile
-   * takes 80-deep slices (two of them), AVX2's 320-deep ones (one). */
-  hc_node* n = plan_residual_conv(&b, &ctx, &v4, 128, 28, 512, 1, false, &r);
+  /* 1x1, K = 192 over 28x28, 512 channels: AVX-512's wider tile (8 x 3
+   * vectors) takes 106-deep slices (two of them), AVX2's 320-deep ones (one). */
+  hc_node* n = plan_residual_conv(&b, &ctx, &v4, 192, 28, 512, 1, false, &r);
   assert_false(shares(n->outputs[0], r));
   hc_graph_free(b.g);
-  n = plan_residual_conv(&b, &ctx, &v3, 128, 28, 512, 1, false, &r);
+  n = plan_residual_conv(&b, &ctx, &v3, 192, 28, 512, 1, false, &r);
   assert_true(shares(n->outputs[0], r));
   hc_graph_free(b.g);
+  /* ResNet-50's second stage (K = 128): one slice on both, so in place. */
+  for (int i = 0; i < 2; ++i) {
+    n = plan_residual_conv(&b, &ctx, i ? &v4 : &v3, 128, 28, 512, 1, false, &r);
+    assert_true(shares(n->outputs[0], r));
+    hc_graph_free(b.g);
+  }
   /* 3x3 over 7x7 with 256 input channels: the channels kernel, several
    * reduction slices, partial sums on the stack: allowed. */
   for (int i = 0; i < 2; ++i) {
