@@ -322,6 +322,59 @@ def inplace_residual_cases(root):
                        [("y", fn(c + r).T.astype(np.float32))], [("Bm", bm)] + ([("bias", bias)] if gemm else []))
 
 
+def se_block_cases(root):
+    """Squeeze-excitation blocks as EfficientNet has them: a depthwise
+    convolution (SiLU), GlobalAveragePool, 1x1 convolution, SiLU, 1x1
+    convolution, Sigmoid, the Mul of the depthwise output by the per-channel
+    scale (an intermediate that dies there: written in place), then the 1x1
+    project convolution: a GEMM on a large plane, the channels kernel on
+    14x14 and 7x7 planes, odd channel counts. Also a Mul by a scalar
+    computed in the graph."""
+    import torch
+
+    def conv(x, w, b, p, g):
+        return torch.nn.functional.conv2d(torch.from_numpy(x).double(), torch.from_numpy(w).double(),
+                                          None if b is None else torch.from_numpy(b).double(), padding=p,
+                                          groups=g).numpy()
+
+    def silu(v):
+        return v * sigmoid(v)
+
+    for name, (C, H, R, M) in {"gemm": (32, 28, 8, 16), "chan14": (240, 14, 10, 80), "chan7": (672, 7, 28, 192),
+                               "odd": (72, 9, 6, 40)}.items():
+        x = randf(1, C, H, H)
+        wd = (randf(C, 1, 3, 3) / 3).astype(np.float32)
+        bd = randf(C)
+        w1 = (randf(R, C, 1, 1) / math.sqrt(C)).astype(np.float32)
+        b1 = randf(R)
+        w2 = (randf(C, R, 1, 1) / math.sqrt(R)).astype(np.float32)
+        b2 = randf(C)
+        wp = (randf(M, C, 1, 1) / math.sqrt(C)).astype(np.float32)
+        bp = randf(M)
+        d = silu(conv(x, wd, bd, 1, C))
+        g = d.mean(axis=(2, 3), keepdims=True)
+        sc = sigmoid(conv(silu(conv(g, w1, b1, 0, 1)), w2, b2, 0, 1))
+        y = conv(d * sc, wp, bp, 0, 1)
+        nodes = [helper.make_node("Conv", ["x", "Wd", "Bd"], ["dc"], kernel_shape=[3, 3], pads=[1, 1, 1, 1], group=C),
+                 helper.make_node("Sigmoid", ["dc"], ["ds"]), helper.make_node("Mul", ["dc", "ds"], ["d"]),
+                 helper.make_node("GlobalAveragePool", ["d"], ["g"]),
+                 helper.make_node("Conv", ["g", "W1", "B1"], ["h1"], kernel_shape=[1, 1]),
+                 helper.make_node("Sigmoid", ["h1"], ["h1s"]), helper.make_node("Mul", ["h1", "h1s"], ["h"]),
+                 helper.make_node("Conv", ["h", "W2", "B2"], ["h2"], kernel_shape=[1, 1]),
+                 helper.make_node("Sigmoid", ["h2"], ["s"]), helper.make_node("Mul", ["d", "s"], ["e"]),
+                 helper.make_node("Conv", ["e", "Wp", "Bp"], ["y"], kernel_shape=[1, 1])]
+        write_case(root, f"se_block_{name}", nodes, [("x", x)], [("y", y.astype(np.float32))],
+                   [("Wd", wd), ("Bd", bd), ("W1", w1), ("B1", b1), ("W2", w2), ("B2", b2), ("Wp", wp), ("Bp", bp)])
+    # A scalar scale computed in the graph (a broadcast operand of one element).
+    x = randf(2, 6, 5, 7)
+    r = np.maximum(x, 0)
+    sc = sigmoid(r.astype(np.float64).mean())
+    nodes = [helper.make_node("Relu", ["x"], ["r"]), helper.make_node("ReduceMean", ["r"], ["m"], keepdims=0),
+             helper.make_node("Sigmoid", ["m"], ["s"]), helper.make_node("Mul", ["r", "s"], ["e"]),
+             helper.make_node("Transpose", ["e"], ["y"], perm=[0, 2, 3, 1])]
+    write_case(root, "se_scalar_scale", nodes, [("x", x)], [("y", (r * sc).transpose(0, 2, 3, 1).astype(np.float32))])
+
+
 def main():
     root = casekit.out_dir(__doc__)
     inplace_residual_cases(root)
@@ -330,6 +383,7 @@ def main():
     chain_cases(root)
     group_cases(root)
     kernel_cases(root)
+    se_block_cases(root)
 
 
 if __name__ == "__main__":
