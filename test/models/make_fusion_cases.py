@@ -375,6 +375,45 @@ def se_block_cases(root):
     write_case(root, "se_scalar_scale", nodes, [("x", x)], [("y", (r * sc).transpose(0, 2, 3, 1).astype(np.float32))])
 
 
+def channels_tile_cases(root):
+    """The channels kernel (Mg >= 32 output channels, planes of at most 256
+    pixels) at plane widths that give tiles of several rows (OW of 2 and 5),
+    runs of more than 8 pixels (OW 11, 16, 150 in 1-D), ragged channel
+    vectors (33, 36, 40 channels) and a strided 3x3: its in-register
+    transposed stores with a per-element residual Add and Relu, a
+    per-channel Add and Clip, and no epilogue."""
+    import torch
+
+    def conv_nd(x, w, b, s, p):
+        f = torch.nn.functional.conv1d if x.ndim == 3 else torch.nn.functional.conv2d
+        return f(torch.from_numpy(x).double(), torch.from_numpy(w).double(), torch.from_numpy(b).double(),
+                 stride=s, padding=p).numpy()
+
+    shapes = {"w5": (64, (5, 5), 40, 1, 0, 1), "w2": (80, (2, 2), 64, 1, 0, 1), "w16": (72, (16, 16), 33, 3, 1, 1),
+              "w11": (64, (3, 11), 48, 1, 0, 1), "w150_1d": (96, (150,), 36, 3, 1, 1),
+              "s2": (64, (9, 9), 96, 3, 1, 2)}
+    for sname, (C, sp, M, k, p, st) in shapes.items():
+        nd = len(sp)
+        x = randf(1, C, *sp)
+        w = (randf(M, C, *([k] * nd)) / math.sqrt(C * k ** nd)).astype(np.float32)
+        b = randf(M)
+        c = conv_nd(x, w, b, st, p)
+        r = randf(*c.shape)
+        chan = randf(1, M, *([1] * nd))
+        conv = helper.make_node("Conv", ["x", "W", "B"], ["c"], kernel_shape=[k] * nd, pads=[p] * (2 * nd),
+                                strides=[st] * nd)
+        write_case(root, f"chan_tile_{sname}_res_relu", [conv, helper.make_node("Add", ["c", "r"], ["a"]),
+                                                         helper.make_node("Relu", ["a"], ["y"])],
+                   [("x", x), ("r", r)], [("y", np.maximum(c + r, 0).astype(np.float32))], [("W", w), ("B", b)])
+        write_case(root, f"chan_tile_{sname}_chan_clip",
+                   [conv, helper.make_node("Add", ["c", "cb"], ["a"]), helper.make_node("Clip", ["a", "lo", "hi"], ["y"])],
+                   [("x", x)], [("y", np.clip(c + chan, 0, 6).astype(np.float32))],
+                   [("W", w), ("B", b), ("cb", chan), ("lo", np.float32(0)), ("hi", np.float32(6))])
+        write_case(root, f"chan_tile_{sname}_plain", [helper.make_node("Conv", ["x", "W", "B"], ["y"], kernel_shape=[k] * nd,
+                                                                       pads=[p] * (2 * nd), strides=[st] * nd)],
+                   [("x", x)], [("y", c.astype(np.float32))], [("W", w), ("B", b)])
+
+
 def main():
     root = casekit.out_dir(__doc__)
     inplace_residual_cases(root)
@@ -384,6 +423,7 @@ def main():
     group_cases(root)
     kernel_cases(root)
     se_block_cases(root)
+    channels_tile_cases(root)
 
 
 if __name__ == "__main__":
