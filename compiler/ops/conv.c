@@ -1119,6 +1119,8 @@ typedef struct cf_emit {
   bool direct;                  /* flat positions are the output's spatial index */
   bool masked_rows;             /* pixels kernel: masked stores of flat vectors (2-D, pitch >= a vector) */
   LLVMValueRef scales;          /* int8 weights: float32 scale per output channel (NULL otherwise) */
+  bool tile_epilogue;           /* channels kernel: heavy fused ops whose operands are uniform over the
+                                   image, applied to the stack tile in a vector loop before the stores */
 } cf_emit;
 
 /* Stores `count` flat outputs starting at flat position fpos of output
@@ -1660,7 +1662,7 @@ static void ch_store_transposed(cf_emit* e, LLVMValueRef* acc, int tr, int tw, i
           LLVMValueRef y = ch_shuffle(kb, u[k], u[4 + k], idx, 8);
           LLVMValueRef m = hc_kb_iadd(kb, mch, hc_kb_i64(kb, col));
           LLVMValueRef coord[3] = {nn, m, sp};
-          y = hc_epilogue_apply_vec(kb, &e->epi, y, coord, 2, (unsigned)cnt);
+          if (!e->tile_epilogue) y = hc_epilogue_apply_vec(kb, &e->epi, y, coord, 2, (unsigned)cnt);
           LLVMValueRef ybase =
               hc_kb_imul(kb, hc_kb_iadd(kb, hc_kb_imul(kb, nn, hc_kb_i64(kb, p->M)), m), hc_kb_i64(kb, p->out_plane));
           hc_ukr_store(kb, HX_DTYPE_FLOAT32, e->Y, hc_kb_iadd(kb, ybase, sp), y, 8, (unsigned)cnt);
@@ -1789,7 +1791,24 @@ static void ch_tile(cf_emit* e, const cf_ch_plan* q, const ch_ctx* x, int tr, in
       for (int i = 0; i < u.mr; ++i)
         acc[i * nv + v] = LLVMBuildFAdd(b, LLVMBuildFMul(b, acc[i * nv + v], sc, ""), bias[v], "");
     }
-  if ((vl == 8 || vl == 16) && (!e->epi.count || hc_epilogue_light(e->n))) {
+  if (e->tile_epilogue) {
+    /* Heavy fused ops (SiLU, Sigmoid, GELU...) over the whole tile in a
+     * loop the vectoriser handles (lanes past the last channel included:
+     * harmless), then the plain transposed stores. */
+    for (int i = 0; i < u.mr; ++i)
+      for (int v = 0; v < nv; ++v)
+        hc_ukr_store(kb, HX_DTYPE_FLOAT32, e->tile, hc_kb_i64(kb, (int64_t)i * nr + (int64_t)v * vl), acc[i * nv + v], vl, vl);
+    hc_loop el;
+    LLVMValueRef l = hc_loop_begin(kb, &el, hc_kb_i64(kb, 0), hc_kb_i64(kb, (int64_t)u.mr * nr), "epi");
+    LLVMValueRef ptr = LLVMBuildGEP2(b, kb->t_f32, e->tile, &l, 1, "");
+    LLVMValueRef coord[3] = {nn, hc_kb_i64(kb, 0), hc_kb_i64(kb, 0)};
+    LLVMBuildStore(b, hc_epilogue_apply(kb, &e->epi, LLVMBuildLoad2(b, kb->t_f32, ptr, ""), coord), ptr);
+    hc_loop_end(kb, &el);
+    for (int i = 0; i < u.mr; ++i)
+      for (int v = 0; v < nv; ++v)
+        acc[i * nv + v] = hc_ukr_load(kb, HX_DTYPE_FLOAT32, e->tile, hc_kb_i64(kb, (int64_t)i * nr + (int64_t)v * vl), vl, vl);
+  }
+  if ((vl == 8 || vl == 16) && (!e->epi.count || e->tile_epilogue || hc_epilogue_light(e->n))) {
     ch_store_transposed(e, acc, tr, tw, nv, lanes, nn, mch, oh, ow);
     if (done) {
       LLVMBuildBr(b, done);
@@ -1869,6 +1888,13 @@ static hx_status_t emit_conv_channels(hc_lower_ctx* lc, cf_emit* e) {
   cf_ch_plan q;
   plan_channels(lc, p, e->vl, &q);
   e->tile = hc_kb_alloca(kb, LLVMArrayType2(kb->t_f32, (uint64_t)q.slot), "tile");
+  /* Heavy fused ops whose operands vary neither over channels nor pixels
+   * (the stores transpose the tile: vectors of a pixel's channels). */
+  e->tile_epilogue = (e->vl == 8 || e->vl == 16) && e->epi.count && !hc_epilogue_light(e->n);
+  for (int i = e->n->fused_input_base; e->tile_epilogue && i < e->n->num_inputs; ++i)
+    if (e->n->inputs[i] &&
+        (e->epi.coef[i - e->n->fused_input_base][1] != 0 || e->epi.coef[i - e->n->fused_input_base][2] != 0))
+      e->tile_epilogue = false;
   ch_ctx x = {0};
   if (q.nks > 1) x.part = hc_kb_alloca(kb, LLVMArrayType2(kb->t_f32, (uint64_t)(q.rbt * q.ncg * q.slot)), "partial");
   int64_t pw = hc_pack_panel_width(p->dt), npanel = (p->Mg + pw - 1) / pw;
