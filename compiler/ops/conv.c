@@ -2028,6 +2028,8 @@ typedef struct dw_ctx {
   LLVMValueRef ws[49];   /* their splats (rows whose taps are all inside) */
   bool light;
   bool vec_heavy;        /* heavy fused ops, operands uniform over the plane: applied to a block in a vector loop */
+  bool plane_epilogue;   /* vec_heavy on a block that is the whole plane: stored first, then applied to the
+                            plane's elements in place (no work on the lanes past a short row) */
 } dw_ctx;
 
 /* Row segments are handled in blocks: the border ones (some lanes outside
@@ -2095,7 +2097,7 @@ static void dw_block(dw_ctx* x, LLVMValueRef oh0, int R, bool checked, LLVMValue
       }
     }
   }
-  if (x->vec_heavy) {
+  if (x->vec_heavy && !x->plane_epilogue) {
     /* Heavy fused ops without operands: over the whole block in a loop the
      * vectoriser handles, then back into the accumulators. */
     for (int i = 0; i < R * nsg; ++i)
@@ -2139,6 +2141,17 @@ static void dw_block(dw_ctx* x, LLVMValueRef oh0, int R, bool checked, LLVMValue
         hc_loop_end(kb, &el);
       }
     }
+  }
+  if (x->plane_epilogue) {
+    /* The whole plane is stored: the fused ops over its OH*OW contiguous
+     * elements (a 7x7 plane is 49 elements, its row segments 7 x 16 lanes). */
+    hc_loop el;
+    LLVMValueRef l = hc_loop_begin(kb, &el, hc_kb_i64(kb, 0), hc_kb_i64(kb, p->out_plane), "epi");
+    LLVMValueRef at = hc_kb_iadd(kb, x->yplane, l);
+    LLVMValueRef ptr = LLVMBuildGEP2(b, kb->t_f32, e->Y, &at, 1, "");
+    LLVMValueRef coord[3] = {x->nn, x->c, hc_kb_i64(kb, 0)};
+    LLVMBuildStore(b, hc_epilogue_apply(kb, &e->epi, LLVMBuildLoad2(b, kb->t_f32, ptr, ""), coord), ptr);
+    hc_loop_end(kb, &el);
   }
 }
 
@@ -2257,6 +2270,10 @@ static hx_status_t emit_conv_depthwise(hc_lower_ctx* lc, cf_emit* e) {
      * accumulators (as many as the registers hold beside a weight and an
      * input vector), border rows resolved at compile time. Split into the
      * three row ranges below, its few rows would each be one serial chain. */
+    /* Heavy fused ops on the stored plane when the row segments waste a
+     * fifth of their lanes or more (7x7: 49 elements instead of 112; at
+     * 14x14, 196 instead of 224 did not pay for the second pass). */
+    x.plane_epilogue = x.vec_heavy && (int64_t)q.nseg * vl * 4 >= 5 * p->out[1];
     dw_block(&x, hc_kb_i64(kb, 0), (int)OH, true, NULL, 0, q.nseg, false);
     hc_loop_end(kb, &task);
     return HX_OK;
