@@ -112,15 +112,23 @@ hx_status_t hc_emit_elementwise(hc_lower_ctx* lc, const hc_elementwise_spec* s) 
     hi = hc_kb_i64(&kb, inner);
   }
 
-  hc_loop loop;
-  LLVMValueRef i = hc_loop_begin(&kb, &loop, lo, hi, "i");
+  /* Operands the inner loop does not walk (a per-channel scale, a scalar)
+   * are loaded once before it: the output may share its buffer with an
+   * input (in-place), so LLVM cannot prove that a store leaves them
+   * unchanged and would reload them per element, unvectorised. No
+   * operand of fewer elements than the output shares the output's memory,
+   * so the hoisted value is the one every iteration would read. */
   LLVMValueRef vals[MAX_OPERANDS] = {0};
   int last = c.rank - 1;
+  for (int k = 0; k < s->num_operands; ++k)
+    if (s->operands[k] && c.strides[k][last] == 0)
+      vals[k] = hc_kb_load(&kb, s->operands[k]->dtype, ptrs[k], base_off[k]);
+  hc_loop loop;
+  LLVMValueRef i = hc_loop_begin(&kb, &loop, lo, hi, "i");
   for (int k = 0; k < s->num_operands; ++k) {
-    if (!s->operands[k]) continue;
+    if (!s->operands[k] || c.strides[k][last] == 0) continue;
     int64_t stride = c.strides[k][last];
-    LLVMValueRef idx = stride == 0 ? base_off[k]
-                                   : hc_kb_iadd(&kb, base_off[k], stride == 1 ? i : hc_kb_imul(&kb, i, hc_kb_i64(&kb, stride)));
+    LLVMValueRef idx = hc_kb_iadd(&kb, base_off[k], stride == 1 ? i : hc_kb_imul(&kb, i, hc_kb_i64(&kb, stride)));
     vals[k] = hc_kb_load(&kb, s->operands[k]->dtype, ptrs[k], idx);
   }
   LLVMValueRef r = s->fn(&kb, s->ctx, vals);

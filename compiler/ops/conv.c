@@ -1212,6 +1212,8 @@ typedef struct cf_emit {
   bool direct;                  /* flat positions are the output's spatial index */
   bool masked_rows;             /* pixels kernel: masked stores of flat vectors (2-D, pitch >= a vector) */
   LLVMValueRef scales;          /* int8 weights: float32 scale per output channel (NULL otherwise) */
+  bool tile_epilogue;           /* channels kernel: heavy fused ops whose operands are uniform over the
+                                   image, applied to the stack tile in a vector loop before the stores */
 } cf_emit;
 
 /* Stores `count` flat outputs starting at flat position fpos of output
@@ -1690,6 +1692,79 @@ typedef struct ch_ctx {
   LLVMValueRef slot;             /* this tile's slot index */
 } ch_ctx;
 
+/* Shuffle of two vl-lane vectors by index list idx (n entries). */
+static LLVMValueRef ch_shuffle(hc_kb* kb, LLVMValueRef a, LLVMValueRef b, const int* idx, unsigned n) {
+  LLVMValueRef m[16];
+  for (unsigned i = 0; i < n; ++i) m[i] = LLVMConstInt(kb->t_i32, (unsigned long long)idx[i], 0);
+  return LLVMBuildShuffleVector(kb->b, a, b, LLVMConstVector(m, n), "");
+}
+
+/* Stores a finished tile (acc[i * nv + v]: pixel i, channels v*vl..) to the
+ * NCHW output: per tile row and run of up to 8 pixels, the pixel vectors
+ * are transposed in registers (within 128-bit lanes: unpack, shuffle, then
+ * one two-source shuffle per channel) into one 8-lane vector of pixels per
+ * channel, which gets the (light) fused ops and one masked store. Stored
+ * element by element through a stack tile instead, the stores took a
+ * quarter of an expand convolution's time (reduction of 64-96 channels). */
+static void ch_store_transposed(cf_emit* e, LLVMValueRef* acc, int tr, int tw, int nv, unsigned lanes, LLVMValueRef nn,
+                                LLVMValueRef mch, LLVMValueRef oh, LLVMValueRef ow) {
+  hc_kb* kb = e->kb;
+  const conv_plan* p = e->p;
+  unsigned vl = e->vl;
+  int64_t OW = p->out[p->nd - 1];
+  LLVMTypeRef vt = hc_ukr_vtype(kb, HX_DTYPE_FLOAT32, vl);
+  int64_t cols = (int64_t)(nv - 1) * vl + lanes;
+  int lo[16], hi[16], s44[16], sEE[16];
+  for (unsigned L = 0; L < vl / 4; ++L)
+    for (int k = 0; k < 4; ++k) {
+      int base = 4 * (int)L;
+      static const int ul[4] = {0, 0, 1, 1}, uh[4] = {2, 2, 3, 3};
+      lo[base + k] = base + ul[k] + (k & 1 ? (int)vl : 0);
+      hi[base + k] = base + uh[k] + (k & 1 ? (int)vl : 0);
+      s44[base + k] = base + (k & 1) + (k >= 2 ? (int)vl : 0);
+      sEE[base + k] = base + 2 + (k & 1) + (k >= 2 ? (int)vl : 0);
+    }
+  for (int r = 0; r < tr; ++r) {
+    LLVMValueRef sp_row = hc_kb_iadd(kb, hc_kb_imul(kb, hc_kb_iadd(kb, oh, hc_kb_i64(kb, r)), hc_kb_i64(kb, OW)), ow);
+    for (int w0 = 0; w0 < tw; w0 += 8) {
+      int cnt = tw - w0 < 8 ? tw - w0 : 8;
+      LLVMValueRef sp = hc_kb_iadd(kb, sp_row, hc_kb_i64(kb, w0));
+      for (int v = 0; v < nv; ++v) {
+        LLVMValueRef rw[8], t[8], u[8];
+        for (int k = 0; k < 8; ++k) rw[k] = k < cnt ? acc[(r * tw + w0 + k) * nv + v] : LLVMGetUndef(vt);
+        for (int k = 0; k < 4; ++k) {
+          t[2 * k] = ch_shuffle(kb, rw[2 * k], rw[2 * k + 1], lo, vl);
+          t[2 * k + 1] = ch_shuffle(kb, rw[2 * k], rw[2 * k + 1], hi, vl);
+        }
+        for (int h = 0; h < 2; ++h) {
+          LLVMValueRef *tt = t + 4 * h, *uu = u + 4 * h;
+          uu[0] = ch_shuffle(kb, tt[0], tt[2], s44, vl);
+          uu[1] = ch_shuffle(kb, tt[0], tt[2], sEE, vl);
+          uu[2] = ch_shuffle(kb, tt[1], tt[3], s44, vl);
+          uu[3] = ch_shuffle(kb, tt[1], tt[3], sEE, vl);
+        }
+        for (unsigned c = 0; c < vl; ++c) {
+          int64_t col = (int64_t)v * vl + c;
+          if (col >= cols) break;
+          unsigned L = c / 4, k = c % 4;
+          int idx[8];
+          for (int j = 0; j < 4; ++j) {
+            idx[j] = (int)(4 * L) + j;
+            idx[4 + j] = (int)vl + (int)(4 * L) + j;
+          }
+          LLVMValueRef y = ch_shuffle(kb, u[k], u[4 + k], idx, 8);
+          LLVMValueRef m = hc_kb_iadd(kb, mch, hc_kb_i64(kb, col));
+          LLVMValueRef coord[3] = {nn, m, sp};
+          if (!e->tile_epilogue) y = hc_epilogue_apply_vec(kb, &e->epi, y, coord, 2, (unsigned)cnt);
+          LLVMValueRef ybase =
+              hc_kb_imul(kb, hc_kb_iadd(kb, hc_kb_imul(kb, nn, hc_kb_i64(kb, p->M)), m), hc_kb_i64(kb, p->out_plane));
+          hc_ukr_store(kb, HX_DTYPE_FLOAT32, e->Y, hc_kb_iadd(kb, ybase, sp), y, 8, (unsigned)cnt);
+        }
+      }
+    }
+  }
+}
+
 /* One tile: tr x tw output pixels at (oh, ow) x nv channel vectors from
  * group channel c (lanes valid in the last), over one reduction slice. */
 static void ch_tile(cf_emit* e, const cf_ch_plan* q, const ch_ctx* x, int tr, int tw, int nv, unsigned lanes,
@@ -1734,6 +1809,15 @@ static void ch_tile(cf_emit* e, const cf_ch_plan* q, const ch_ctx* x, int tr, in
     u.b_term[t] = e->P->terms[t].tap * pw;
   }
   u.nterms = e->P->nterms;
+  /* The pixels' lines of input channel o + d, about 32 unrolled terms
+   * ahead: each step reads a line or two per tap row from another channel
+   * plane, a stride the hardware prefetchers do not follow, and at two
+   * threads half of them sit in the other core's cache (the previous
+   * kernel wrote them): MobileNetV2's 14x14 project convolutions ran no
+   * faster at two threads than at one without this. */
+  u.a_prefetch = (32 + u.nterms - 1) / u.nterms;
+  if (u.a_prefetch < 4) u.a_prefetch = 4;
+  u.a_prefetch_hint = 3;
   int n = u.mr * nv;
   LLVMValueRef acc[HC_UKR_MAX_MR * HC_UKR_MAX_NV] = {0};
   LLVMValueRef mch = hc_kb_iadd(kb, hc_kb_imul(kb, g, hc_kb_i64(kb, p->Mg)), c);
@@ -1800,6 +1884,31 @@ static void ch_tile(cf_emit* e, const cf_ch_plan* q, const ch_ctx* x, int tr, in
       for (int i = 0; i < u.mr; ++i)
         acc[i * nv + v] = LLVMBuildFAdd(b, LLVMBuildFMul(b, acc[i * nv + v], sc, ""), bias[v], "");
     }
+  if (e->tile_epilogue) {
+    /* Heavy fused ops (SiLU, Sigmoid, GELU...) over the whole tile in a
+     * loop the vectoriser handles (lanes past the last channel included:
+     * harmless), then the plain transposed stores. */
+    for (int i = 0; i < u.mr; ++i)
+      for (int v = 0; v < nv; ++v)
+        hc_ukr_store(kb, HX_DTYPE_FLOAT32, e->tile, hc_kb_i64(kb, (int64_t)i * nr + (int64_t)v * vl), acc[i * nv + v], vl, vl);
+    hc_loop el;
+    LLVMValueRef l = hc_loop_begin(kb, &el, hc_kb_i64(kb, 0), hc_kb_i64(kb, (int64_t)u.mr * nr), "epi");
+    LLVMValueRef ptr = LLVMBuildGEP2(b, kb->t_f32, e->tile, &l, 1, "");
+    LLVMValueRef coord[3] = {nn, hc_kb_i64(kb, 0), hc_kb_i64(kb, 0)};
+    LLVMBuildStore(b, hc_epilogue_apply(kb, &e->epi, LLVMBuildLoad2(b, kb->t_f32, ptr, ""), coord), ptr);
+    hc_loop_end(kb, &el);
+    for (int i = 0; i < u.mr; ++i)
+      for (int v = 0; v < nv; ++v)
+        acc[i * nv + v] = hc_ukr_load(kb, HX_DTYPE_FLOAT32, e->tile, hc_kb_i64(kb, (int64_t)i * nr + (int64_t)v * vl), vl, vl);
+  }
+  if ((vl == 8 || vl == 16) && (!e->epi.count || e->tile_epilogue || hc_epilogue_light(e->n))) {
+    ch_store_transposed(e, acc, tr, tw, nv, lanes, nn, mch, oh, ow);
+    if (done) {
+      LLVMBuildBr(b, done);
+      LLVMPositionBuilderAtEnd(b, done);
+    }
+    return;
+  }
   for (int i = 0; i < u.mr; ++i)
     for (int v = 0; v < nv; ++v)
       hc_ukr_store(kb, HX_DTYPE_FLOAT32, e->tile, hc_kb_i64(kb, (int64_t)i * nr + (int64_t)v * vl), acc[i * nv + v], vl, vl);
@@ -1872,6 +1981,13 @@ static hx_status_t emit_conv_channels(hc_lower_ctx* lc, cf_emit* e) {
   cf_ch_plan q;
   plan_channels(lc, p, e->vl, &q);
   e->tile = hc_kb_alloca(kb, LLVMArrayType2(kb->t_f32, (uint64_t)q.slot), "tile");
+  /* Heavy fused ops whose operands vary neither over channels nor pixels
+   * (the stores transpose the tile: vectors of a pixel's channels). */
+  e->tile_epilogue = (e->vl == 8 || e->vl == 16) && e->epi.count && !hc_epilogue_light(e->n);
+  for (int i = e->n->fused_input_base; e->tile_epilogue && i < e->n->num_inputs; ++i)
+    if (e->n->inputs[i] &&
+        (e->epi.coef[i - e->n->fused_input_base][1] != 0 || e->epi.coef[i - e->n->fused_input_base][2] != 0))
+      e->tile_epilogue = false;
   ch_ctx x = {0};
   if (q.nks > 1) x.part = hc_kb_alloca(kb, LLVMArrayType2(kb->t_f32, (uint64_t)(q.rbt * q.ncg * q.slot)), "partial");
   int64_t pw = hc_pack_panel_width(p->dt), npanel = (p->Mg + pw - 1) / pw;
@@ -2005,6 +2121,8 @@ typedef struct dw_ctx {
   LLVMValueRef ws[49];   /* their splats (rows whose taps are all inside) */
   bool light;
   bool vec_heavy;        /* heavy fused ops, operands uniform over the plane: applied to a block in a vector loop */
+  bool plane_epilogue;   /* vec_heavy on a block that is the whole plane: stored first, then applied to the
+                            plane's elements in place (no work on the lanes past a short row) */
 } dw_ctx;
 
 /* Row segments are handled in blocks: the border ones (some lanes outside
@@ -2072,7 +2190,7 @@ static void dw_block(dw_ctx* x, LLVMValueRef oh0, int R, bool checked, LLVMValue
       }
     }
   }
-  if (x->vec_heavy) {
+  if (x->vec_heavy && !x->plane_epilogue) {
     /* Heavy fused ops without operands: over the whole block in a loop the
      * vectoriser handles, then back into the accumulators. */
     for (int i = 0; i < R * nsg; ++i)
@@ -2116,6 +2234,17 @@ static void dw_block(dw_ctx* x, LLVMValueRef oh0, int R, bool checked, LLVMValue
         hc_loop_end(kb, &el);
       }
     }
+  }
+  if (x->plane_epilogue) {
+    /* The whole plane is stored: the fused ops over its OH*OW contiguous
+     * elements (a 7x7 plane is 49 elements, its row segments 7 x 16 lanes). */
+    hc_loop el;
+    LLVMValueRef l = hc_loop_begin(kb, &el, hc_kb_i64(kb, 0), hc_kb_i64(kb, p->out_plane), "epi");
+    LLVMValueRef at = hc_kb_iadd(kb, x->yplane, l);
+    LLVMValueRef ptr = LLVMBuildGEP2(b, kb->t_f32, e->Y, &at, 1, "");
+    LLVMValueRef coord[3] = {x->nn, x->c, hc_kb_i64(kb, 0)};
+    LLVMBuildStore(b, hc_epilogue_apply(kb, &e->epi, LLVMBuildLoad2(b, kb->t_f32, ptr, ""), coord), ptr);
+    hc_loop_end(kb, &el);
   }
 }
 
@@ -2234,6 +2363,10 @@ static hx_status_t emit_conv_depthwise(hc_lower_ctx* lc, cf_emit* e) {
      * accumulators (as many as the registers hold beside a weight and an
      * input vector), border rows resolved at compile time. Split into the
      * three row ranges below, its few rows would each be one serial chain. */
+    /* Heavy fused ops on the stored plane when the row segments waste a
+     * fifth of their lanes or more (7x7: 49 elements instead of 112; at
+     * 14x14, 196 instead of 224 did not pay for the second pass). */
+    x.plane_epilogue = x.vec_heavy && (int64_t)q.nseg * vl * 4 >= 5 * p->out[1];
     dw_block(&x, hc_kb_i64(kb, 0), (int)OH, true, NULL, 0, q.nseg, false);
     hc_loop_end(kb, &task);
     return HX_OK;

@@ -1,6 +1,7 @@
 /* Register-tiled micro-kernels (see gemm_microkernel.h). */
 #include "compiler/ops/gemm_microkernel.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "compiler/backend/target.h"
@@ -121,11 +122,49 @@ LLVMValueRef hc_ukr_broadcast_st(hc_kb* kb, hx_dtype_t st, LLVMValueRef ptr, LLV
   return hc_kb_splat(kb, hc_ukr_widen(kb, st, s), lanes);
 }
 
+static int cmp_i64(const void* x, const void* y) {
+  int64_t a = *(const int64_t*)x, b = *(const int64_t*)y;
+  return (a > b) - (a < b);
+}
+
+/* Prefetches every cache line of A that step o + a_prefetch reads: per run
+ * of consecutive offsets (a_term + a_row) its first element, one every line
+ * after it and its last element (the alignment is not known here). */
+static void emit_prefetch_a(hc_kb* kb, const hc_ukr* u, LLVMValueRef a_o) {
+  int64_t off[HC_UKR_MAX_TERMS * HC_UKR_MAX_MR];
+  int n = 0;
+  for (int t = 0; t < u->nterms; ++t)
+    for (int i = 0; i < u->mr; ++i) off[n++] = u->a_term[t] + u->a_row[i];
+  qsort(off, (size_t)n, sizeof off[0], cmp_i64);
+  hx_dtype_t st = u->a_st ? u->a_st : u->dt;
+  int64_t line = 64 / (int64_t)hx_dtype_size(st);
+  LLVMTypeRef et = st_elem_type(kb, st);
+  LLVMValueRef base = hc_kb_iadd(kb, a_o, hc_kb_i64(kb, (int64_t)u->a_prefetch * u->a_outer));
+  int64_t pf[HC_UKR_MAX_TERMS * HC_UKR_MAX_MR];
+  int npf = 0;
+  for (int j = 0; j < n;) {
+    int e = j;
+    while (e + 1 < n && off[e + 1] - off[e] <= 1) ++e;
+    for (int64_t x = off[j]; x < off[e]; x += line) pf[npf++] = x;
+    pf[npf++] = off[e];
+    j = e + 1;
+  }
+  for (int k = 0; k < npf; ++k) {
+    if (k > 0 && pf[k] == pf[k - 1]) continue;
+    LLVMValueRef idx = hc_kb_iadd(kb, base, hc_kb_i64(kb, pf[k]));
+    LLVMValueRef args[4] = {LLVMBuildGEP2(kb->b, et, u->a, &idx, 1, ""), LLVMConstInt(kb->t_i32, 0, 0),
+                            LLVMConstInt(kb->t_i32, (unsigned long long)u->a_prefetch_hint, 0),
+                            LLVMConstInt(kb->t_i32, 1, 0)};
+    hc_kb_intrinsic(kb, "llvm.prefetch", kb->t_ptr, args, 4);
+  }
+}
+
 /* One step of the reduction (outer index o): every term's B vectors, then
  * per row one broadcast and nv FMAs. */
 static void emit_step(hc_kb* kb, const hc_ukr* u, LLVMValueRef a_o, LLVMValueRef b_o, LLVMValueRef* acc) {
   LLVMTypeRef st = u->dt == HX_DTYPE_FLOAT64 ? kb->t_f64 : kb->t_f32;
   LLVMTypeRef vt = hc_ukr_vtype(kb, u->dt, u->vl);
+  if (u->a_prefetch > 0) emit_prefetch_a(kb, u, a_o);
   for (int t = 0; t < u->nterms; ++t) {
     LLVMValueRef bv[HC_UKR_MAX_NV];
     LLVMValueRef bt = hc_kb_iadd(kb, b_o, hc_kb_i64(kb, u->b_term[t]));

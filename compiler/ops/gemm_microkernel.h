@@ -63,6 +63,13 @@ typedef struct hc_ukr {
    * panel) while this reduction runs. */
   LLVMValueRef pf_base;
   int pf_locality;
+  /* Software prefetch of A, a_prefetch outer iterations ahead (0 = none):
+   * one prefetch per cache line the step's A elements touch. For A read
+   * with a large outer stride (a channel plane), whose lines the hardware
+   * prefetchers do not follow: when another core wrote them (the previous
+   * kernel's tasks), every miss waits for a cross-core transfer.
+   * a_prefetch_hint: llvm.prefetch locality (3 = L1, 2 = L2). */
+  int a_prefetch, a_prefetch_hint;
 } hc_ukr;
 
 /* Emits the reduction. acc has mr*nv entries (row-major: acc[i*nv + v]);

@@ -322,6 +322,98 @@ def inplace_residual_cases(root):
                        [("y", fn(c + r).T.astype(np.float32))], [("Bm", bm)] + ([("bias", bias)] if gemm else []))
 
 
+def se_block_cases(root):
+    """Squeeze-excitation blocks as EfficientNet has them: a depthwise
+    convolution (SiLU), GlobalAveragePool, 1x1 convolution, SiLU, 1x1
+    convolution, Sigmoid, the Mul of the depthwise output by the per-channel
+    scale (an intermediate that dies there: written in place), then the 1x1
+    project convolution: a GEMM on a large plane, the channels kernel on
+    14x14 and 7x7 planes, odd channel counts. Also a Mul by a scalar
+    computed in the graph."""
+    import torch
+
+    def conv(x, w, b, p, g):
+        return torch.nn.functional.conv2d(torch.from_numpy(x).double(), torch.from_numpy(w).double(),
+                                          None if b is None else torch.from_numpy(b).double(), padding=p,
+                                          groups=g).numpy()
+
+    def silu(v):
+        return v * sigmoid(v)
+
+    for name, (C, H, R, M) in {"gemm": (32, 28, 8, 16), "chan14": (240, 14, 10, 80), "chan7": (672, 7, 28, 192),
+                               "odd": (72, 9, 6, 40)}.items():
+        x = randf(1, C, H, H)
+        wd = (randf(C, 1, 3, 3) / 3).astype(np.float32)
+        bd = randf(C)
+        w1 = (randf(R, C, 1, 1) / math.sqrt(C)).astype(np.float32)
+        b1 = randf(R)
+        w2 = (randf(C, R, 1, 1) / math.sqrt(R)).astype(np.float32)
+        b2 = randf(C)
+        wp = (randf(M, C, 1, 1) / math.sqrt(C)).astype(np.float32)
+        bp = randf(M)
+        d = silu(conv(x, wd, bd, 1, C))
+        g = d.mean(axis=(2, 3), keepdims=True)
+        sc = sigmoid(conv(silu(conv(g, w1, b1, 0, 1)), w2, b2, 0, 1))
+        y = conv(d * sc, wp, bp, 0, 1)
+        nodes = [helper.make_node("Conv", ["x", "Wd", "Bd"], ["dc"], kernel_shape=[3, 3], pads=[1, 1, 1, 1], group=C),
+                 helper.make_node("Sigmoid", ["dc"], ["ds"]), helper.make_node("Mul", ["dc", "ds"], ["d"]),
+                 helper.make_node("GlobalAveragePool", ["d"], ["g"]),
+                 helper.make_node("Conv", ["g", "W1", "B1"], ["h1"], kernel_shape=[1, 1]),
+                 helper.make_node("Sigmoid", ["h1"], ["h1s"]), helper.make_node("Mul", ["h1", "h1s"], ["h"]),
+                 helper.make_node("Conv", ["h", "W2", "B2"], ["h2"], kernel_shape=[1, 1]),
+                 helper.make_node("Sigmoid", ["h2"], ["s"]), helper.make_node("Mul", ["d", "s"], ["e"]),
+                 helper.make_node("Conv", ["e", "Wp", "Bp"], ["y"], kernel_shape=[1, 1])]
+        write_case(root, f"se_block_{name}", nodes, [("x", x)], [("y", y.astype(np.float32))],
+                   [("Wd", wd), ("Bd", bd), ("W1", w1), ("B1", b1), ("W2", w2), ("B2", b2), ("Wp", wp), ("Bp", bp)])
+    # A scalar scale computed in the graph (a broadcast operand of one element).
+    x = randf(2, 6, 5, 7)
+    r = np.maximum(x, 0)
+    sc = sigmoid(r.astype(np.float64).mean())
+    nodes = [helper.make_node("Relu", ["x"], ["r"]), helper.make_node("ReduceMean", ["r"], ["m"], keepdims=0),
+             helper.make_node("Sigmoid", ["m"], ["s"]), helper.make_node("Mul", ["r", "s"], ["e"]),
+             helper.make_node("Transpose", ["e"], ["y"], perm=[0, 2, 3, 1])]
+    write_case(root, "se_scalar_scale", nodes, [("x", x)], [("y", (r * sc).transpose(0, 2, 3, 1).astype(np.float32))])
+
+
+def channels_tile_cases(root):
+    """The channels kernel (Mg >= 32 output channels, planes of at most 256
+    pixels) at plane widths that give tiles of several rows (OW of 2 and 5),
+    runs of more than 8 pixels (OW 11, 16, 150 in 1-D), ragged channel
+    vectors (33, 36, 40 channels) and a strided 3x3: its in-register
+    transposed stores with a per-element residual Add and Relu, a
+    per-channel Add and Clip, and no epilogue."""
+    import torch
+
+    def conv_nd(x, w, b, s, p):
+        f = torch.nn.functional.conv1d if x.ndim == 3 else torch.nn.functional.conv2d
+        return f(torch.from_numpy(x).double(), torch.from_numpy(w).double(), torch.from_numpy(b).double(),
+                 stride=s, padding=p).numpy()
+
+    shapes = {"w5": (64, (5, 5), 40, 1, 0, 1), "w2": (80, (2, 2), 64, 1, 0, 1), "w16": (72, (16, 16), 33, 3, 1, 1),
+              "w11": (64, (3, 11), 48, 1, 0, 1), "w150_1d": (96, (150,), 36, 3, 1, 1),
+              "s2": (64, (9, 9), 96, 3, 1, 2)}
+    for sname, (C, sp, M, k, p, st) in shapes.items():
+        nd = len(sp)
+        x = randf(1, C, *sp)
+        w = (randf(M, C, *([k] * nd)) / math.sqrt(C * k ** nd)).astype(np.float32)
+        b = randf(M)
+        c = conv_nd(x, w, b, st, p)
+        r = randf(*c.shape)
+        chan = randf(1, M, *([1] * nd))
+        conv = helper.make_node("Conv", ["x", "W", "B"], ["c"], kernel_shape=[k] * nd, pads=[p] * (2 * nd),
+                                strides=[st] * nd)
+        write_case(root, f"chan_tile_{sname}_res_relu", [conv, helper.make_node("Add", ["c", "r"], ["a"]),
+                                                         helper.make_node("Relu", ["a"], ["y"])],
+                   [("x", x), ("r", r)], [("y", np.maximum(c + r, 0).astype(np.float32))], [("W", w), ("B", b)])
+        write_case(root, f"chan_tile_{sname}_chan_clip",
+                   [conv, helper.make_node("Add", ["c", "cb"], ["a"]), helper.make_node("Clip", ["a", "lo", "hi"], ["y"])],
+                   [("x", x)], [("y", np.clip(c + chan, 0, 6).astype(np.float32))],
+                   [("W", w), ("B", b), ("cb", chan), ("lo", np.float32(0)), ("hi", np.float32(6))])
+        write_case(root, f"chan_tile_{sname}_plain", [helper.make_node("Conv", ["x", "W", "B"], ["y"], kernel_shape=[k] * nd,
+                                                                       pads=[p] * (2 * nd), strides=[st] * nd)],
+                   [("x", x)], [("y", c.astype(np.float32))], [("W", w), ("B", b)])
+
+
 def main():
     root = casekit.out_dir(__doc__)
     inplace_residual_cases(root)
@@ -330,6 +422,8 @@ def main():
     chain_cases(root)
     group_cases(root)
     kernel_cases(root)
+    se_block_cases(root)
+    channels_tile_cases(root)
 
 
 if __name__ == "__main__":
