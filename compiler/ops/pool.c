@@ -197,7 +197,7 @@ static void pool_loop(pool_emit* e, LLVMValueRef from, LLVMValueRef to, int nt, 
   int64_t S = p->s[p->nd - 1];
   hc_loop loop;
   LLVMValueRef c = hc_loop_begin(kb, &loop, from, to, "col");
-  LLVMValueRef xv[POOL_MAX_TERMS], iv[POOL_MAX_TERMS];
+  LLVMValueRef xv[POOL_MAX_TERMS], iv[POOL_MAX_TERMS] = {0}; /* iv: only with Indices */
   for (int t = 0; t < nt; ++t) {
     LLVMValueRef xi = hc_kb_iadd(kb, xb[which[t]], S == 1 ? c : hc_kb_imul(kb, c, hc_kb_i64(kb, S)));
     xv[t] = hc_kb_load(kb, p->dt, e->X, xi);
