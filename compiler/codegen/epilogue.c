@@ -132,7 +132,7 @@ static LLVMValueRef apply_whole_vector(hc_kb* kb, const hc_epilogue* e, LLVMValu
       inputs[i] = ld;
     } else {
       /* Masked: lanes past the valid ones may lie outside the operand. */
-      inputs[i] = hc_kb_masked_load(kb, vt, hc_kb_gep(kb, v->dtype, e->ptr[k], idx), 4, lanes);
+      inputs[i] = hc_kb_masked_load(kb, vt, hc_kb_gep(kb, v->dtype, e->ptr[k], idx), 4, hc_kb_prefix_mask(kb, vl, lanes));
     }
   }
   unsigned saved = kb->const_lanes;

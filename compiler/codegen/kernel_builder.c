@@ -584,17 +584,29 @@ void hc_kb_memcpy(hc_kb* kb, LLVMValueRef dst, LLVMValueRef src, LLVMValueRef by
   LLVMBuildMemCpy(kb->b, dst, 1, src, 1, bytes);
 }
 
-LLVMValueRef hc_kb_masked_load(hc_kb* kb, LLVMTypeRef vt, LLVMValueRef ptr, unsigned align, unsigned valid) {
-  unsigned lanes = LLVMGetVectorSize(vt);
+LLVMValueRef hc_kb_prefix_mask(hc_kb* kb, unsigned lanes, unsigned valid) {
   LLVMValueRef bits[256];
   if (lanes > 256) lanes = 256;
   for (unsigned l = 0; l < lanes; ++l) bits[l] = LLVMConstInt(kb->t_i1, l < valid, 0);
+  return LLVMConstVector(bits, lanes);
+}
+
+LLVMValueRef hc_kb_masked_load(hc_kb* kb, LLVMTypeRef vt, LLVMValueRef ptr, unsigned align, LLVMValueRef mask) {
   const char* name = "llvm.masked.load";
   unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
   LLVMTypeRef tys[2] = {vt, kb->t_ptr};
   LLVMValueRef decl = LLVMGetIntrinsicDeclaration(kb->lc->mod, id, tys, 2);
-  LLVMValueRef args[4] = {ptr, LLVMConstInt(kb->t_i32, align, 0), LLVMConstVector(bits, lanes), LLVMConstNull(vt)};
+  LLVMValueRef args[4] = {ptr, LLVMConstInt(kb->t_i32, align, 0), mask, LLVMConstNull(vt)};
   return LLVMBuildCall2(kb->b, LLVMIntrinsicGetType(kb->lc->llctx, id, tys, 2), decl, args, 4, "");
+}
+
+void hc_kb_masked_store(hc_kb* kb, LLVMValueRef v, LLVMValueRef ptr, unsigned align, LLVMValueRef mask) {
+  const char* name = "llvm.masked.store";
+  unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+  LLVMTypeRef tys[2] = {LLVMTypeOf(v), kb->t_ptr};
+  LLVMValueRef decl = LLVMGetIntrinsicDeclaration(kb->lc->mod, id, tys, 2);
+  LLVMValueRef args[4] = {v, ptr, LLVMConstInt(kb->t_i32, align, 0), mask};
+  LLVMBuildCall2(kb->b, LLVMIntrinsicGetType(kb->lc->llctx, id, tys, 2), decl, args, 4, "");
 }
 
 void hc_kb_memset(hc_kb* kb, LLVMValueRef dst, int byte, LLVMValueRef bytes) {

@@ -192,10 +192,14 @@ LLVMValueRef hc_kb_alloca(hc_kb* kb, LLVMTypeRef type, const char* name);
 /* memcpy of `bytes` (i64 value) between two pointers. */
 void hc_kb_memcpy(hc_kb* kb, LLVMValueRef dst, LLVMValueRef src, LLVMValueRef bytes);
 void hc_kb_memset(hc_kb* kb, LLVMValueRef dst, int byte, LLVMValueRef bytes);
+/* The constant <lanes x i1> mask whose first `valid` lanes are set. */
+LLVMValueRef hc_kb_prefix_mask(hc_kb* kb, unsigned lanes, unsigned valid);
 /* Loads a vector of type vt from ptr (alignment `align` bytes) reading only
- * its first `valid` lanes (llvm.masked.load; the others are zero and their
- * addresses are never touched, so they may lie past the end of a buffer). */
-LLVMValueRef hc_kb_masked_load(hc_kb* kb, LLVMTypeRef vt, LLVMValueRef ptr, unsigned align, unsigned valid);
+ * the lanes set in `mask` (llvm.masked.load; the others are zero and their
+ * addresses are never touched, so they may lie outside a buffer). */
+LLVMValueRef hc_kb_masked_load(hc_kb* kb, LLVMTypeRef vt, LLVMValueRef ptr, unsigned align, LLVMValueRef mask);
+/* Stores the lanes of vector v set in `mask` at ptr (llvm.masked.store). */
+void hc_kb_masked_store(hc_kb* kb, LLVMValueRef v, LLVMValueRef ptr, unsigned align, LLVMValueRef mask);
 
 /* Row-major strides (in elements) of a shape. */
 void hc_strides(int rank, const int64_t* dims, int64_t* out_strides);

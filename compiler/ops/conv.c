@@ -1356,13 +1356,7 @@ static void plan_pixels(const hc_lower_ctx* lc, const conv_plan* p, const flat_p
 
 /* llvm.masked.store of float vector v at ptr[idx] under a run-time mask. */
 static void cf_masked_store(hc_kb* kb, LLVMValueRef ptr, LLVMValueRef idx, LLVMValueRef v, LLVMValueRef mask, unsigned vl) {
-  const char* name = "llvm.masked.store";
-  unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
-  LLVMTypeRef tys[2] = {LLVMTypeOf(v), kb->t_ptr};
-  LLVMValueRef decl = LLVMGetIntrinsicDeclaration(kb->lc->mod, id, tys, 2);
-  LLVMTypeRef fty = LLVMIntrinsicGetType(kb->lc->llctx, id, tys, 2);
-  LLVMValueRef args[4] = {v, hc_kb_gep(kb, HX_DTYPE_FLOAT32, ptr, idx), LLVMConstInt(kb->t_i32, 4, 0), mask};
-  LLVMBuildCall2(kb->b, fty, decl, args, 4, "");
+  hc_kb_masked_store(kb, v, hc_kb_gep(kb, HX_DTYPE_FLOAT32, ptr, idx), 4, mask);
   (void)vl;
 }
 
@@ -2092,13 +2086,7 @@ static LLVMValueRef dw_load(hc_kb* kb, LLVMValueRef X, LLVMValueRef row, int64_t
     LLVMSetAlignment(v, 4);
     return v;
   }
-  const char* name = "llvm.masked.load";
-  unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
-  LLVMTypeRef tys[2] = {vt, kb->t_ptr};
-  LLVMValueRef decl = LLVMGetIntrinsicDeclaration(kb->lc->mod, id, tys, 2);
-  LLVMTypeRef fty = LLVMIntrinsicGetType(kb->lc->llctx, id, tys, 2);
-  LLVMValueRef args[4] = {p, LLVMConstInt(kb->t_i32, 4, 0), LLVMConstVector(bits, vl), LLVMConstNull(vt)};
-  return LLVMBuildCall2(kb->b, fty, decl, args, 4, "");
+  return hc_kb_masked_load(kb, vt, p, 4, LLVMConstVector(bits, vl));
 }
 
 /* Input columns (ow0 + l)*s + c for l < vl as one vector. */

@@ -17,22 +17,6 @@ LLVMTypeRef hc_ukr_vtype(hc_kb* kb, hx_dtype_t dt, unsigned lanes) {
   return LLVMVectorType(dt == HX_DTYPE_FLOAT64 ? kb->t_f64 : kb->t_f32, lanes);
 }
 
-/* <lanes x i1> with the first `valid` lanes set. */
-static LLVMValueRef lane_mask(hc_kb* kb, unsigned lanes, unsigned valid) {
-  LLVMValueRef bits[64];
-  for (unsigned i = 0; i < lanes; ++i) bits[i] = LLVMConstInt(kb->t_i1, i < valid, 0);
-  return LLVMConstVector(bits, lanes);
-}
-
-/* Calls a masked load/store intrinsic, overloaded on the vector type (and
- * the pointer type). */
-static LLVMValueRef masked_call(hc_kb* kb, const char* name, LLVMTypeRef vt, LLVMValueRef* args, unsigned nargs) {
-  unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
-  LLVMTypeRef tys[2] = {vt, kb->t_ptr};
-  LLVMValueRef decl = LLVMGetIntrinsicDeclaration(kb->lc->mod, id, tys, 2);
-  LLVMTypeRef fty = LLVMIntrinsicGetType(kb->lc->llctx, id, tys, 2);
-  return LLVMBuildCall2(kb->b, fty, decl, args, nargs, "");
-}
 
 LLVMValueRef hc_ukr_load(hc_kb* kb, hx_dtype_t dt, LLVMValueRef ptr, LLVMValueRef idx, unsigned lanes, unsigned valid) {
   LLVMTypeRef vt = hc_ukr_vtype(kb, dt, lanes);
@@ -43,8 +27,7 @@ LLVMValueRef hc_ukr_load(hc_kb* kb, hx_dtype_t dt, LLVMValueRef ptr, LLVMValueRe
     LLVMSetAlignment(v, es);
     return v;
   }
-  LLVMValueRef args[4] = {p, LLVMConstInt(kb->t_i32, es, 0), lane_mask(kb, lanes, valid), LLVMConstNull(vt)};
-  return masked_call(kb, "llvm.masked.load", vt, args, 4);
+  return hc_kb_masked_load(kb, vt, p, es, hc_kb_prefix_mask(kb, lanes, valid));
 }
 
 void hc_ukr_store(hc_kb* kb, hx_dtype_t dt, LLVMValueRef ptr, LLVMValueRef idx, LLVMValueRef v, unsigned lanes,
@@ -56,8 +39,7 @@ void hc_ukr_store(hc_kb* kb, hx_dtype_t dt, LLVMValueRef ptr, LLVMValueRef idx, 
     LLVMSetAlignment(st, es);
     return;
   }
-  LLVMValueRef args[4] = {v, p, LLVMConstInt(kb->t_i32, es, 0), lane_mask(kb, lanes, valid)};
-  masked_call(kb, "llvm.masked.store", LLVMTypeOf(v), args, 4);
+  hc_kb_masked_store(kb, v, p, es, hc_kb_prefix_mask(kb, lanes, valid));
 }
 
 /* The LLVM element type st is stored as in memory (bfloat16 as i16 bits). */
@@ -105,8 +87,7 @@ LLVMValueRef hc_ukr_load_st(hc_kb* kb, hx_dtype_t st, LLVMValueRef ptr, LLVMValu
     v = LLVMBuildLoad2(kb->b, vt, p, "");
     LLVMSetAlignment(v, es);
   } else {
-    LLVMValueRef args[4] = {p, LLVMConstInt(kb->t_i32, es, 0), lane_mask(kb, lanes, valid), LLVMConstNull(vt)};
-    v = masked_call(kb, "llvm.masked.load", vt, args, 4);
+    v = hc_kb_masked_load(kb, vt, p, es, hc_kb_prefix_mask(kb, lanes, valid));
   }
   return hc_ukr_widen(kb, st, v);
 }

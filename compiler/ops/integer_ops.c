@@ -1587,7 +1587,8 @@ static hx_status_t ci_emit_depthwise(hc_lower_ctx* lc, const hc_node* n, const c
         unsigned R = used <= 16 ? 16 : used <= 32 ? 32 : 64;
         LLVMTypeRef vr = LLVMVectorType(kb.t_i8, R);
         LLVMValueRef idx = hc_kb_iadd(&kb, xrow, hc_kb_i64(&kb, 4 * q * p->d[1] - p->pb[1]));
-        LLVMValueRef ld = hc_kb_masked_load(&kb, vr, LLVMBuildGEP2(b, kb.t_i8, px, &idx, 1, ""), 1, (unsigned)used);
+        LLVMValueRef ld = hc_kb_masked_load(&kb, vr, LLVMBuildGEP2(b, kb.t_i8, px, &idx, 1, ""), 1,
+                                             hc_kb_prefix_mask(&kb, R, (unsigned)used));
         LLVMValueRef qs[64];
         for (int64_t l = 0; l < VL; ++l)
           for (int64_t j = 0; j < 4; ++j)
