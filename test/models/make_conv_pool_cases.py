@@ -136,9 +136,11 @@ def save_case(root, name, node, inputs, outputs, opset):
 # ---- cases ------------------------------------------------------------------------------
 
 def conv_case(root, name, xs, ws, dtype=np.float32, bias=True, opset=17, strides=None, dil=None, pads=None,
-              auto_pad=None, group=1, kernel_attr=False):
+              auto_pad=None, group=1, kernel_attr=False, unit_fan_in=False):
     nd = len(xs) - 2
     x, w = rand(xs, dtype), rand(ws, dtype)
+    if unit_fan_in:  # weights scaled by 1/sqrt(fan-in), as trained networks have them
+        w = (w / np.sqrt(np.prod(ws[1:]))).astype(dtype)
     b = rand((ws[0],), dtype) if bias else None
     s = strides or [1] * nd
     d = dil or [1] * nd
@@ -306,6 +308,15 @@ def main():
     conv_case(root, "conv_float64", (2, 3, 9, 7), (4, 3, 2, 3), dtype=f64, dil=[2, 2], pads=[0, 1, 1, 0])
     conv_case(root, "conv_bfloat16", (1, 4, 8, 9), (4, 4, 3, 3), dtype=BF16, pads=[1, 1, 1, 1], opset=22)
     conv_case(root, "conv_batch_odd_channels", (3, 5, 6, 7), (7, 5, 3, 3), pads=[1, 1, 1, 1])
+    # Winograd F(2x2,3x3) and F(4x4,3x3) with the weights as an input
+    # (transformed by a "wino*_w" kernel at run time). Winograd's error is a
+    # small multiple of the direct kernels' (about 1e-6 of the output's scale
+    # for F(4x4,3x3)): unnormalised weights would leave outputs near zero
+    # among terms of magnitude 50, beyond atol 1e-5 for either.
+    conv_case(root, "conv_winograd2_input_weights", (2, 17, 10, 11), (19, 17, 3, 3), pads=[1, 1, 1, 1],
+              unit_fan_in=True)
+    conv_case(root, "conv_winograd4_input_weights_asym", (1, 16, 46, 46), (16, 16, 3, 3), pads=[0, 1, 2, 1],
+              bias=False, unit_fan_in=True)
 
     # ConvTranspose
     conv_transpose_case(root, "convt_group_dil_stride_opad", (2, 4, 5, 4), (4, 3, 3, 2), group=2, strides=[2, 3],
