@@ -443,11 +443,12 @@ static void mm_tile(hc_kb* kb, const wino_emit* e, LLVMValueRef U, LLVMValueRef 
 }
 
 /* All tiles for one row block of mr output channels: blocks of nv vectors,
- * then the remaining whole vectors, then (AVX-512) a last half vector. */
+ * then the remaining whole vectors, then the last tiles in narrower vectors
+ * (8 and 4 lanes: tile counts are padded to 4 only). */
 static void mm_rows(hc_kb* kb, const wino_emit* e, LLVMValueRef U, LLVMValueRef V, LLVMValueRef Mx, LLVMValueRef xi,
                     LLVMValueRef m0, int mr, int nv) {
   unsigned vl = e->vl;
-  int64_t Tc = (e->g.T + 7) / 8 * 8; /* tiles computed */
+  int64_t Tc = (e->g.T + 3) / 4 * 4; /* tiles computed */
   int64_t blk = (int64_t)nv * vl, nfull = Tc / blk, rest = Tc - nfull * blk;
   if (nfull > 0) {
     hc_loop tl;
@@ -461,7 +462,12 @@ static void mm_rows(hc_kb* kb, const wino_emit* e, LLVMValueRef U, LLVMValueRef 
     t0 += rest / vl * vl;
     rest %= vl;
   }
-  if (rest > 0) mm_tile(kb, e, U, V, Mx, xi, m0, hc_kb_i64(kb, t0), mr, 1, (unsigned)rest);
+  for (unsigned w = vl / 2; w >= 4 && rest > 0; w /= 2)
+    if (rest >= (int64_t)w) {
+      mm_tile(kb, e, U, V, Mx, xi, m0, hc_kb_i64(kb, t0), mr, 1, w);
+      t0 += w;
+      rest -= w;
+    }
 }
 
 /* "wino_mm": Mx[xi] = U[xi] x V[xi], one task per (xi, block of output channels). */
@@ -469,7 +475,7 @@ static hx_status_t emit_products(wino_emit* e) {
   const hc_wino_shape* s = e->s;
   const wino_geo* g = &e->g;
   int regs = hc_ukr_registers(e->lc);
-  int64_t nvec = ((g->T + 7) / 8 * 8 + e->vl - 1) / e->vl;
+  int64_t nvec = ((g->T + 3) / 4 * 4 + e->vl - 1) / e->vl;
   /* Register tile: rows a multiple of the panel width (or 4 dividing it),
    * accumulators + nv loaded vectors + a broadcast within the registers. */
   int nv, mr;
