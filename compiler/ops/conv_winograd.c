@@ -8,16 +8,20 @@
  *     Mx[xi] (M x T) = U[xi] (M x C) * V[xi] (C x T)
  * over all T output tiles of the batch. The lowering emits, in sequence
  * (kernel names "winoM_*", M the tile size):
- *  - "wino_w": U = G g G^T (only when the weights are not a constant the
- *    pack-weights pass transformed at compile time, in double precision);
- *  - "wino_in": V[xi][c][t] = B^T d B, vector lanes = consecutive tiles,
- *    the patches gathered from x (zeros outside it: the padding);
- *  - "wino_mm": the alpha^2 products with the register-tiled micro-kernel
- *    (output channels broadcast from U, tiles as vectors of V);
- *  - "wino_out": Y = A^T Mx A + bias for VL tiles at a time, then tile by
- *    tile the node's fused epilogue and the store, partial tiles clipped at
- *    the right and bottom borders.
- * V and Mx live in the node's workspace, tile counts padded to 16.
+ *  - "w": U = G g G^T in panels of 16 output channels, U[xi][oc/16][c][16]
+ *    (only when the weights are not a constant the pack-weights pass
+ *    transformed at compile time; both in double precision);
+ *  - "in": V[xi][c][t] = B^T d B, vector lanes = consecutive tiles, the
+ *    patches gathered from x (zeros outside it: the padding);
+ *  - "mm": the alpha^2 products with the register-tiled micro-kernel,
+ *    output channels as vectors (U's panels) and tiles broadcast from V, so
+ *    no work is spent on padding tiles: Mx[xi][t][oc];
+ *  - "out": Y = A^T Mx A for one tile and VL output channels, then channel
+ *    by channel the bias, the node's fused epilogue and the store of the
+ *    tile's rows, clipped at the right and bottom borders.
+ * V and Mx live in the node's workspace (tile counts padded to 16, one
+ * cache line between the xi so that a transform's alpha^2 loads or stores
+ * do not all fall in one L1 set).
  *
  * Interpolation points (and infinity): 0, 1, -1 for F(2,3); 0, 1, -1, 2,
  * -1/2 for F(4,3), whose error is then about 1e-6 of the output's scale
@@ -36,7 +40,7 @@
 
 #define WINO_PAD 16 /* tile counts are padded to the widest vector */
 #define WINO_MAX_A 6
-#define WINO_PW 8   /* output channels per panel of U */
+#define WINO_PW 16  /* output channels per panel of U (one AVX-512 vector) */
 
 /* Transform matrices of F(m, 3): B^T (alpha x alpha), G (alpha x 3), A^T
  * (m x alpha). */
@@ -85,6 +89,7 @@ static void wino_matrices(int m, wino_mat* w) {
 typedef struct wino_geo {
   int m, a, nxi;
   int64_t th, tw, T, Tp, Mp; /* Mp: output channels padded to panels */
+  int64_t vxs, mxs;          /* elements from one xi to the next in V and Mx */
   uint64_t u_off, v_off, x_off, total; /* bytes */
 } wino_geo;
 
@@ -103,10 +108,15 @@ static void wino_geometry(const hc_wino_shape* s, int m, bool packed, wino_geo* 
   uint64_t off = 0;
   g->u_off = off;
   if (!packed) off = align64(off + (uint64_t)(g->nxi * s->C * g->Mp) * 4u);
+  /* One cache line more than the matrices: the alpha^2 vectors a transform
+   * task loads or stores, one per xi, would otherwise often lie a multiple
+   * of 4 KiB apart and compete for one L1 set. */
+  g->vxs = s->C * g->Tp + 16;
+  g->mxs = g->Mp * g->Tp + 16;
   g->v_off = off;
-  off = align64(off + (uint64_t)(g->nxi * s->C * g->Tp) * 4u);
+  off = align64(off + (uint64_t)(g->nxi * g->vxs) * 4u);
   g->x_off = off;
-  off = align64(off + (uint64_t)(g->nxi * g->Mp * g->Tp) * 4u);
+  off = align64(off + (uint64_t)(g->nxi * g->mxs) * 4u);
   g->total = off;
 }
 
@@ -392,8 +402,8 @@ static hx_status_t emit_input(wino_emit* e) {
       LLVMValueRef col[WINO_MAX_A];
       for (int r = 0; r < a; ++r) col[r] = u[r][j];
       LLVMValueRef v = lin(&kb, t->BT[i], col, a);
-      LLVMValueRef idx = hc_kb_iadd(&kb, hc_kb_imul(&kb, hc_kb_iadd(&kb, hc_kb_i64(&kb, (int64_t)(i * a + j) * s->C), c),
-                                                    hc_kb_i64(&kb, g->Tp)),
+      LLVMValueRef idx = hc_kb_iadd(&kb, hc_kb_iadd(&kb, hc_kb_i64(&kb, (int64_t)(i * a + j) * g->vxs),
+                                                    hc_kb_imul(&kb, c, hc_kb_i64(&kb, g->Tp))),
                                     t0);
       hc_ukr_store(&kb, HX_DTYPE_FLOAT32, V, idx, v, vl, vl);
     }
@@ -403,94 +413,107 @@ static hx_status_t emit_input(wino_emit* e) {
   return HX_OK;
 }
 
-/* One micro-kernel call of the product: rows [m0, m0+mr) of U[xi] (from
- * its panels) times nv vectors of vl tiles of V[xi] from tile t0, stored to
- * Mx[xi][oc][t]. */
+/* Register tile of the products: nv vectors of output channels x mr tiles. */
+typedef struct mm_plan {
+  int nv, mr, nv_last; /* nv_last: vectors of the last channel block */
+  int64_t ncb;         /* channel blocks */
+  int64_t nfull, rem;  /* whole mr-tile blocks, tiles left */
+  int64_t kchunk, ntc; /* tile blocks per task, tile chunks */
+} mm_plan;
+
+static void plan_products(const wino_emit* e, mm_plan* q) {
+  int regs = hc_ukr_registers(e->lc);
+  unsigned vl = e->vl;
+  int64_t nvec = e->g.Mp / vl; /* channel vectors */
+  if (regs >= 32) {
+    q->nv = nvec >= 4 ? 4 : (int)nvec;
+    q->mr = q->nv == 4 ? 6 : q->nv == 3 ? 8 : q->nv == 2 ? 12 : 24;
+  } else {
+    q->nv = nvec >= 2 ? 2 : 1;
+    q->mr = q->nv == 2 ? 6 : 12;
+  }
+  q->ncb = (nvec + q->nv - 1) / q->nv;
+  q->nv_last = (int)(nvec - (q->ncb - 1) * q->nv);
+  q->nfull = e->g.T / q->mr;
+  q->rem = e->g.T % q->mr;
+  /* About 48 tiles per task. */
+  q->kchunk = (48 + q->mr - 1) / q->mr;
+  q->ntc = q->nfull > 0 ? (q->nfull + q->kchunk - 1) / q->kchunk : 1;
+}
+
+/* One micro-kernel call: tiles [t0, t0+mr) (broadcast from V[xi][c][t])
+ * times nv vectors of output channels from m0 (U's panels), stored to
+ * Mx[xi][t][oc]. */
 static void mm_tile(hc_kb* kb, const wino_emit* e, LLVMValueRef U, LLVMValueRef V, LLVMValueRef Mx, LLVMValueRef xi,
-                    LLVMValueRef m0, LLVMValueRef t0, int mr, int nv, unsigned vl) {
+                    LLVMValueRef m0, LLVMValueRef t0, int mr, int nv) {
   const hc_wino_shape* s = e->s;
   int64_t Tp = e->g.Tp, Mp = e->g.Mp;
+  unsigned vl = e->vl;
   hc_ukr u;
   memset(&u, 0, sizeof u);
   u.dt = HX_DTYPE_FLOAT32;
   u.mr = mr;
   u.nv = nv;
   u.vl = vl;
-  u.last_lanes = vl;
-  u.a = U;
-  u.b = V;
-  /* m0 is a multiple of the panel width, or mr divides it. */
+  u.last_lanes = vl; /* U's panels are zero past M */
+  u.a = V;
+  u.b = U;
+  u.a_base = hc_kb_iadd(kb, hc_kb_imul(kb, xi, hc_kb_i64(kb, e->g.vxs)), t0);
+  u.a_outer = Tp;
+  for (int i = 0; i < mr; ++i) u.a_row[i] = i;
+  /* m0 is a multiple of nv * vl: of 16 unless a single 8-lane vector. */
   LLVMValueRef panel = LLVMBuildUDiv(kb->b, m0, hc_kb_i64(kb, WINO_PW), "");
-  u.a_base = hc_kb_iadd(kb, hc_kb_imul(kb, hc_kb_iadd(kb, hc_kb_imul(kb, xi, hc_kb_i64(kb, Mp / WINO_PW)), panel),
+  u.b_base = hc_kb_iadd(kb, hc_kb_imul(kb, hc_kb_iadd(kb, hc_kb_imul(kb, xi, hc_kb_i64(kb, Mp / WINO_PW)), panel),
                                        hc_kb_i64(kb, s->C * WINO_PW)),
                         LLVMBuildURem(kb->b, m0, hc_kb_i64(kb, WINO_PW), ""));
-  u.b_base = hc_kb_iadd(kb, hc_kb_imul(kb, xi, hc_kb_i64(kb, s->C * Tp)), t0);
+  u.b_outer = WINO_PW;
+  for (int v = 0; v < nv; ++v) {
+    int64_t col = (int64_t)v * vl;
+    u.b_vec[v] = col / WINO_PW * s->C * WINO_PW + col % WINO_PW;
+  }
   u.outer = hc_kb_i64(kb, s->C);
-  u.a_outer = WINO_PW;
-  u.b_outer = Tp;
   u.nterms = 1;
-  for (int i = 0; i < mr; ++i) u.a_row[i] = (int64_t)(i / WINO_PW) * s->C * WINO_PW + i % WINO_PW;
-  for (int v = 0; v < nv; ++v) u.b_vec[v] = (int64_t)v * vl;
   LLVMValueRef acc[HC_UKR_MAX_MR * HC_UKR_MAX_NV] = {0};
   hc_ukr_emit(kb, &u, acc);
-  LLVMValueRef row0 = hc_kb_iadd(kb, hc_kb_imul(kb, xi, hc_kb_i64(kb, Mp)), m0);
+  LLVMValueRef row0 = hc_kb_iadd(kb, hc_kb_imul(kb, xi, hc_kb_i64(kb, e->g.mxs)),
+                                 hc_kb_iadd(kb, hc_kb_imul(kb, t0, hc_kb_i64(kb, Mp)), m0));
   for (int i = 0; i < mr; ++i)
     for (int v = 0; v < nv; ++v) {
-      LLVMValueRef idx = hc_kb_iadd(kb, hc_kb_imul(kb, hc_kb_iadd(kb, row0, hc_kb_i64(kb, i)), hc_kb_i64(kb, Tp)),
-                                    hc_kb_iadd(kb, t0, hc_kb_i64(kb, (int64_t)v * vl)));
+      LLVMValueRef idx = hc_kb_iadd(kb, row0, hc_kb_i64(kb, (int64_t)i * Mp + (int64_t)v * vl));
       hc_ukr_store(kb, HX_DTYPE_FLOAT32, Mx, idx, acc[i * nv + v], vl, vl);
     }
 }
 
-/* All tiles for one row block of mr output channels: blocks of nv vectors,
- * then the remaining whole vectors, then the last tiles in narrower vectors
- * (8 and 4 lanes: tile counts are padded to 4 only). */
-static void mm_rows(hc_kb* kb, const wino_emit* e, LLVMValueRef U, LLVMValueRef V, LLVMValueRef Mx, LLVMValueRef xi,
-                    LLVMValueRef m0, int mr, int nv) {
-  unsigned vl = e->vl;
-  int64_t Tc = (e->g.T + 3) / 4 * 4; /* tiles computed */
-  int64_t blk = (int64_t)nv * vl, nfull = Tc / blk, rest = Tc - nfull * blk;
-  if (nfull > 0) {
-    hc_loop tl;
-    LLVMValueRef tb = hc_loop_begin(kb, &tl, hc_kb_i64(kb, 0), hc_kb_i64(kb, nfull), "tb");
-    mm_tile(kb, e, U, V, Mx, xi, m0, hc_kb_imul(kb, tb, hc_kb_i64(kb, blk)), mr, nv, vl);
-    hc_loop_end(kb, &tl);
+/* The tiles of chunk tc for one channel block of nv vectors: its whole
+ * mr-tile blocks, and the last chunk also the tiles left over. */
+static void mm_chunk(hc_kb* kb, const wino_emit* e, const mm_plan* q, LLVMValueRef U, LLVMValueRef V, LLVMValueRef Mx,
+                     LLVMValueRef xi, LLVMValueRef m0, LLVMValueRef tc, int nv) {
+  LLVMBuilderRef b = kb->b;
+  LLVMValueRef blk0 = hc_kb_imul(kb, tc, hc_kb_i64(kb, q->kchunk));
+  LLVMValueRef blk1 = hc_kb_imin(kb, hc_kb_iadd(kb, blk0, hc_kb_i64(kb, q->kchunk)), hc_kb_i64(kb, q->nfull));
+  hc_loop tl;
+  LLVMValueRef tb = hc_loop_begin(kb, &tl, blk0, blk1, "tb");
+  mm_tile(kb, e, U, V, Mx, xi, m0, hc_kb_imul(kb, tb, hc_kb_i64(kb, q->mr)), q->mr, nv);
+  hc_loop_end(kb, &tl);
+  if (q->rem > 0) {
+    hc_if last;
+    hc_if_begin(kb, &last, LLVMBuildICmp(b, LLVMIntEQ, tc, hc_kb_i64(kb, q->ntc - 1), ""));
+    mm_tile(kb, e, U, V, Mx, xi, m0, hc_kb_i64(kb, q->nfull * q->mr), (int)q->rem, nv);
+    hc_if_end(kb, &last);
   }
-  int64_t t0 = nfull * blk;
-  if (rest >= (int64_t)vl) {
-    mm_tile(kb, e, U, V, Mx, xi, m0, hc_kb_i64(kb, t0), mr, (int)(rest / vl), vl);
-    t0 += rest / vl * vl;
-    rest %= vl;
-  }
-  for (unsigned w = vl / 2; w >= 4 && rest > 0; w /= 2)
-    if (rest >= (int64_t)w) {
-      mm_tile(kb, e, U, V, Mx, xi, m0, hc_kb_i64(kb, t0), mr, 1, w);
-      t0 += w;
-      rest -= w;
-    }
 }
 
-/* "wino_mm": Mx[xi] = U[xi] x V[xi], one task per (xi, block of output channels). */
+/* "wino_mm": Mx[xi] = U[xi] x V[xi], output channels as vectors and tiles
+ * broadcast (no work on padding tiles), one task per (xi, channel block,
+ * chunk of tiles). */
 static hx_status_t emit_products(wino_emit* e) {
   const hc_wino_shape* s = e->s;
   const wino_geo* g = &e->g;
-  int regs = hc_ukr_registers(e->lc);
-  int64_t nvec = ((g->T + 3) / 4 * 4 + e->vl - 1) / e->vl;
-  /* Register tile: rows a multiple of the panel width (or 4 dividing it),
-   * accumulators + nv loaded vectors + a broadcast within the registers. */
-  int nv, mr;
-  if (regs >= 32) {
-    nv = nvec >= 3 ? 3 : (int)nvec;
-    mr = nv == 1 ? 24 : nv == 2 ? 8 : 8;
-  } else {
-    nv = nvec >= 3 ? 3 : (int)nvec;
-    mr = nv == 1 ? 8 : 4;
-  }
-  if (mr > g->Mp) mr = (int)g->Mp;
-  int64_t nmb = (g->Mp + mr - 1) / mr;
-  int mlast = (int)(g->Mp - (nmb - 1) * mr);
+  mm_plan q;
+  plan_products(e, &q);
   hc_kb kb;
-  HX_RETURN_IF_ERROR(hc_kb_begin(e->lc, e->n, e->t.m == 4 ? "wino4_mm" : "wino2_mm", g->nxi * nmb, &kb));
+  HX_RETURN_IF_ERROR(
+      hc_kb_begin(e->lc, e->n, e->t.m == 4 ? "wino4_mm" : "wino2_mm", g->nxi * q.ncb * q.ntc, &kb));
   hc_ukr_prefer_full_width(&kb);
   LLVMBuilderRef b = kb.b;
   LLVMValueRef U = e->packed ? hc_kb_ptr(&kb, e->n->inputs[1]) : ws_at(&kb, g->u_off);
@@ -498,41 +521,44 @@ static hx_status_t emit_products(wino_emit* e) {
   LLVMValueRef Mx = ws_at(&kb, g->x_off);
   hc_loop task;
   LLVMValueRef tk = hc_kb_task_loop_begin(&kb, &task);
-  LLVMValueRef xi = LLVMBuildUDiv(b, tk, hc_kb_i64(&kb, nmb), "");
-  LLVMValueRef mb = LLVMBuildURem(b, tk, hc_kb_i64(&kb, nmb), "");
-  LLVMValueRef m0 = hc_kb_imul(&kb, mb, hc_kb_i64(&kb, mr));
-  if (mlast == mr) {
-    mm_rows(&kb, e, U, V, Mx, xi, m0, mr, nv);
+  LLVMValueRef tc = LLVMBuildURem(b, tk, hc_kb_i64(&kb, q.ntc), "");
+  LLVMValueRef rest = LLVMBuildUDiv(b, tk, hc_kb_i64(&kb, q.ntc), "");
+  LLVMValueRef cb = LLVMBuildURem(b, rest, hc_kb_i64(&kb, q.ncb), "");
+  LLVMValueRef xi = LLVMBuildUDiv(b, rest, hc_kb_i64(&kb, q.ncb), "");
+  LLVMValueRef m0 = hc_kb_imul(&kb, cb, hc_kb_i64(&kb, (int64_t)q.nv * e->vl));
+  if (q.nv_last == q.nv) {
+    mm_chunk(&kb, e, &q, U, V, Mx, xi, m0, tc, q.nv);
   } else {
-    LLVMBasicBlockRef full = LLVMAppendBasicBlockInContext(kb.lc->llctx, kb.fn, "full_rows");
-    LLVMBasicBlockRef last = LLVMAppendBasicBlockInContext(kb.lc->llctx, kb.fn, "last_rows");
-    LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(kb.lc->llctx, kb.fn, "rows_done");
-    LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntEQ, mb, hc_kb_i64(&kb, nmb - 1), ""), last, full);
+    LLVMBasicBlockRef full = LLVMAppendBasicBlockInContext(kb.lc->llctx, kb.fn, "full_cols");
+    LLVMBasicBlockRef last = LLVMAppendBasicBlockInContext(kb.lc->llctx, kb.fn, "last_cols");
+    LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(kb.lc->llctx, kb.fn, "cols_done");
+    LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntEQ, cb, hc_kb_i64(&kb, q.ncb - 1), ""), last, full);
     LLVMPositionBuilderAtEnd(b, full);
-    mm_rows(&kb, e, U, V, Mx, xi, m0, mr, nv);
+    mm_chunk(&kb, e, &q, U, V, Mx, xi, m0, tc, q.nv);
     LLVMBuildBr(b, join);
     LLVMPositionBuilderAtEnd(b, last);
-    mm_rows(&kb, e, U, V, Mx, xi, m0, mlast, nv);
+    mm_chunk(&kb, e, &q, U, V, Mx, xi, m0, tc, q.nv_last);
     LLVMBuildBr(b, join);
     LLVMPositionBuilderAtEnd(b, join);
   }
   hc_loop_end(&kb, &task);
-  hc_kb_end(&kb, 2.0 * (double)(g->nxi * g->Mp * s->C * g->Tp),
-            (double)(g->nxi * (g->Mp * s->C + s->C * g->Tp + g->Mp * g->Tp)) * 4.0);
+  hc_kb_end(&kb, 2.0 * (double)(g->nxi * g->Mp * s->C * g->T),
+            (double)(g->nxi * (g->Mp * s->C + s->C * g->T + g->Mp * g->T)) * 4.0);
   return HX_OK;
 }
 
-/* "wino_out": Y = A^T Mx A + bias for VL tiles of one output channel, then
- * per tile the fused epilogue and the store. */
+/* "wino_out": Y = A^T Mx A for one tile and VL output channels, then per
+ * channel the bias, the fused epilogue and the store of the tile's rows,
+ * clipped at the right and bottom borders. */
 static hx_status_t emit_output(wino_emit* e) {
   const hc_wino_shape* s = e->s;
   const wino_mat* t = &e->t;
   const wino_geo* g = &e->g;
   int a = t->a, m = t->m;
   unsigned vl = e->vl;
-  int64_t nb = g->Tp / vl;
+  int64_t ncv = (s->M + vl - 1) / vl;
   hc_kb kb;
-  HX_RETURN_IF_ERROR(hc_kb_begin(e->lc, e->n, e->t.m == 4 ? "wino4_out" : "wino2_out", s->M * nb, &kb));
+  HX_RETURN_IF_ERROR(hc_kb_begin(e->lc, e->n, e->t.m == 4 ? "wino4_out" : "wino2_out", g->T * ncv, &kb));
   hc_ukr_prefer_full_width(&kb);
   LLVMBuilderRef b = kb.b;
   const hc_node* n = e->n;
@@ -546,36 +572,38 @@ static hx_status_t emit_output(wino_emit* e) {
   LLVMValueRef buf = hc_kb_alloca(&kb, buft, "ytile");
   hc_loop task;
   LLVMValueRef tk = hc_kb_task_loop_begin(&kb, &task);
-  LLVMValueRef oc = LLVMBuildUDiv(b, tk, hc_kb_i64(&kb, nb), "");
-  LLVMValueRef t0 = hc_kb_imul(&kb, LLVMBuildURem(b, tk, hc_kb_i64(&kb, nb), ""), hc_kb_i64(&kb, vl));
+  /* Consecutive tasks: neighbouring tiles of the same channels (stores run
+   * along the output rows). */
+  LLVMValueRef tt = LLVMBuildURem(b, tk, hc_kb_i64(&kb, g->T), "");
+  LLVMValueRef m0 = hc_kb_imul(&kb, LLVMBuildUDiv(b, tk, hc_kb_i64(&kb, g->T), ""), hc_kb_i64(&kb, vl));
   LLVMValueRef q[4][WINO_MAX_A];
   for (int j = 0; j < a; ++j) {
     LLVMValueRef col[WINO_MAX_A];
     for (int r = 0; r < a; ++r) {
-      LLVMValueRef idx = hc_kb_iadd(&kb, hc_kb_imul(&kb, hc_kb_iadd(&kb, hc_kb_i64(&kb, (int64_t)(r * a + j) * g->Mp), oc),
-                                                    hc_kb_i64(&kb, g->Tp)),
-                                    t0);
+      LLVMValueRef idx = hc_kb_iadd(&kb, hc_kb_i64(&kb, (int64_t)(r * a + j) * g->mxs),
+                                    hc_kb_iadd(&kb, hc_kb_imul(&kb, tt, hc_kb_i64(&kb, g->Mp)), m0));
       col[r] = hc_ukr_load(&kb, HX_DTYPE_FLOAT32, Mx, idx, vl, vl);
     }
     for (int i = 0; i < m; ++i) q[i][j] = lin(&kb, t->AT[i], col, a);
   }
-  LLVMValueRef bias = B ? hc_kb_splat(&kb, hc_kb_load(&kb, HX_DTYPE_FLOAT32, B, oc), vl) : NULL;
   for (int i = 0; i < m; ++i)
-    for (int j = 0; j < m; ++j) {
-      LLVMValueRef y = lin(&kb, t->AT[j], q[i], a);
-      if (bias) y = LLVMBuildFAdd(b, y, bias, "");
-      hc_ukr_store(&kb, HX_DTYPE_FLOAT32, buf, hc_kb_i64(&kb, (int64_t)(i * m + j) * vl), y, vl, vl);
-    }
-  /* Tile by tile: rows of m pixels. */
-  LLVMValueRef nvalid = hc_kb_imin(&kb, hc_kb_i64(&kb, vl), LLVMBuildSub(b, hc_kb_i64(&kb, g->T), t0, ""));
-  hc_loop ll;
-  LLVMValueRef l = hc_loop_begin(&kb, &ll, hc_kb_i64(&kb, 0), nvalid, "tile");
-  LLVMValueRef tt = hc_kb_iadd(&kb, t0, l);
+    for (int j = 0; j < m; ++j)
+      hc_ukr_store(&kb, HX_DTYPE_FLOAT32, buf, hc_kb_i64(&kb, (int64_t)(i * m + j) * vl), lin(&kb, t->AT[j], q[i], a),
+                   vl, vl);
   LLVMValueRef img = tab_at(&kb, e, TAB_IMG, tt), oy = tab_at(&kb, e, TAB_OY, tt), ox = tab_at(&kb, e, TAB_OX, tt);
+  int64_t rw = s->OW - (g->tw - 1) * m; /* columns of the last tile of a row */
+  LLVMValueRef isfull = rw == m ? NULL
+                                : LLVMBuildICmp(b, LLVMIntSLE, hc_kb_iadd(&kb, ox, hc_kb_i64(&kb, m)),
+                                                hc_kb_i64(&kb, s->OW), "");
+  /* Channel by channel: rows of m pixels. */
+  LLVMValueRef nl = hc_kb_imin(&kb, hc_kb_i64(&kb, vl), LLVMBuildSub(b, hc_kb_i64(&kb, s->M), m0, ""));
+  hc_loop ll;
+  LLVMValueRef l = hc_loop_begin(&kb, &ll, hc_kb_i64(&kb, 0), nl, "chan");
+  LLVMValueRef oc = hc_kb_iadd(&kb, m0, l);
   LLVMValueRef plane0 = hc_kb_imul(&kb, hc_kb_iadd(&kb, hc_kb_imul(&kb, img, hc_kb_i64(&kb, s->M)), oc),
                                    hc_kb_i64(&kb, s->OH * s->OW));
-  int64_t rw = s->OW - (g->tw - 1) * m; /* columns of the last tile of a row */
   LLVMTypeRef rt = LLVMVectorType(kb.t_f32, (unsigned)m);
+  LLVMValueRef bias = B ? hc_kb_splat(&kb, hc_kb_load(&kb, HX_DTYPE_FLOAT32, B, oc), (unsigned)m) : NULL;
   for (int i = 0; i < m; ++i) {
     LLVMValueRef y = hc_kb_iadd(&kb, oy, hc_kb_i64(&kb, i));
     hc_if rowok;
@@ -586,17 +614,17 @@ static hx_status_t emit_output(wino_emit* e) {
       LLVMValueRef x = hc_kb_load(&kb, HX_DTYPE_FLOAT32, buf, hc_kb_iadd(&kb, hc_kb_i64(&kb, (int64_t)(i * m + j) * vl), l));
       row = LLVMBuildInsertElement(b, row, x, LLVMConstInt(kb.t_i32, (unsigned)j, 0), "");
     }
+    if (bias) row = LLVMBuildFAdd(b, row, bias, "");
     LLVMValueRef pix = hc_kb_iadd(&kb, hc_kb_imul(&kb, y, hc_kb_i64(&kb, s->OW)), ox);
     LLVMValueRef yidx = hc_kb_iadd(&kb, plane0, pix);
     LLVMValueRef coord[3] = {img, oc, pix};
-    if (rw == m) {
+    if (!isfull) {
       LLVMValueRef v = hc_epilogue_apply_vec(&kb, &epi, row, coord, 2, (unsigned)m);
       hc_ukr_store(&kb, HX_DTYPE_FLOAT32, Y, yidx, v, (unsigned)m, (unsigned)m);
     } else {
       LLVMBasicBlockRef full = LLVMAppendBasicBlockInContext(kb.lc->llctx, kb.fn, "full_tile");
       LLVMBasicBlockRef part = LLVMAppendBasicBlockInContext(kb.lc->llctx, kb.fn, "part_tile");
       LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(kb.lc->llctx, kb.fn, "tile_row_done");
-      LLVMValueRef isfull = LLVMBuildICmp(b, LLVMIntSLE, hc_kb_iadd(&kb, ox, hc_kb_i64(&kb, m)), hc_kb_i64(&kb, s->OW), "");
       LLVMBuildCondBr(b, isfull, full, part);
       LLVMPositionBuilderAtEnd(b, full);
       LLVMValueRef v = hc_epilogue_apply_vec(&kb, &epi, row, coord, 2, (unsigned)m);
@@ -613,8 +641,8 @@ static hx_status_t emit_output(wino_emit* e) {
   hc_loop_end(&kb, &ll);
   hc_loop_end(&kb, &task);
   double points = (double)(s->N * s->M * s->OH * s->OW);
-  hc_kb_end(&kb, (double)(s->M * g->Tp) * (double)(a * a + m * m) * 2.0 + points * hc_epilogue_flops_per_element(n),
-            (double)(g->nxi * s->M * g->Tp) * 4.0 + points * 4.0 + hc_epilogue_bytes(n));
+  hc_kb_end(&kb, (double)(g->Mp * g->T) * (double)(a * a + m * m) * 2.0 + points * hc_epilogue_flops_per_element(n),
+            (double)(g->nxi * g->Mp * g->T) * 4.0 + points * 4.0 + hc_epilogue_bytes(n));
   return HX_OK;
 }
 
