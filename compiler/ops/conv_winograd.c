@@ -586,10 +586,25 @@ static hx_status_t emit_output(wino_emit* e) {
     }
     for (int i = 0; i < m; ++i) q[i][j] = lin(&kb, t->AT[i], col, a);
   }
-  for (int i = 0; i < m; ++i)
-    for (int j = 0; j < m; ++j)
-      hc_ukr_store(&kb, HX_DTYPE_FLOAT32, buf, hc_kb_i64(&kb, (int64_t)(i * m + j) * vl), lin(&kb, t->AT[j], q[i], a),
-                   vl, vl);
+  /* Row i of the tile for every channel, interleaved in registers so that
+   * channel l's m pixels lie together: buf[i][l][j]. */
+  for (int i = 0; i < m; ++i) {
+    LLVMValueRef y[4];
+    for (int j = 0; j < m; ++j) y[j] = lin(&kb, t->AT[j], q[i], a);
+    LLVMValueRef mask[64];
+    if (m == 4) {
+      for (unsigned k = 0; k < 2 * vl; ++k) mask[k] = LLVMConstInt(kb.t_i32, k, 0);
+      LLVMValueRef y01 = LLVMBuildShuffleVector(b, y[0], y[1], LLVMConstVector(mask, 2 * vl), "");
+      LLVMValueRef y23 = LLVMBuildShuffleVector(b, y[2], y[3], LLVMConstVector(mask, 2 * vl), "");
+      y[0] = y01;
+      y[1] = y23;
+    }
+    for (unsigned l = 0; l < vl; ++l)
+      for (int j = 0; j < m; ++j) mask[l * m + j] = LLVMConstInt(kb.t_i32, (unsigned)j * vl + l, 0);
+    LLVMValueRef rows = LLVMBuildShuffleVector(b, y[0], y[1], LLVMConstVector(mask, (unsigned)m * vl), "");
+    hc_ukr_store(&kb, HX_DTYPE_FLOAT32, buf, hc_kb_i64(&kb, (int64_t)i * m * vl), rows, (unsigned)m * vl,
+                 (unsigned)m * vl);
+  }
   LLVMValueRef img = tab_at(&kb, e, TAB_IMG, tt), oy = tab_at(&kb, e, TAB_OY, tt), ox = tab_at(&kb, e, TAB_OX, tt);
   int64_t rw = s->OW - (g->tw - 1) * m; /* columns of the last tile of a row */
   LLVMValueRef isfull = rw == m ? NULL
@@ -602,18 +617,15 @@ static hx_status_t emit_output(wino_emit* e) {
   LLVMValueRef oc = hc_kb_iadd(&kb, m0, l);
   LLVMValueRef plane0 = hc_kb_imul(&kb, hc_kb_iadd(&kb, hc_kb_imul(&kb, img, hc_kb_i64(&kb, s->M)), oc),
                                    hc_kb_i64(&kb, s->OH * s->OW));
-  LLVMTypeRef rt = LLVMVectorType(kb.t_f32, (unsigned)m);
   LLVMValueRef bias = B ? hc_kb_splat(&kb, hc_kb_load(&kb, HX_DTYPE_FLOAT32, B, oc), (unsigned)m) : NULL;
   for (int i = 0; i < m; ++i) {
     LLVMValueRef y = hc_kb_iadd(&kb, oy, hc_kb_i64(&kb, i));
     hc_if rowok;
     bool rcheck = s->OH % m != 0 && i >= s->OH % m;
     if (rcheck) hc_if_begin(&kb, &rowok, LLVMBuildICmp(b, LLVMIntSLT, y, hc_kb_i64(&kb, s->OH), ""));
-    LLVMValueRef row = LLVMGetUndef(rt);
-    for (int j = 0; j < m; ++j) {
-      LLVMValueRef x = hc_kb_load(&kb, HX_DTYPE_FLOAT32, buf, hc_kb_iadd(&kb, hc_kb_i64(&kb, (int64_t)(i * m + j) * vl), l));
-      row = LLVMBuildInsertElement(b, row, x, LLVMConstInt(kb.t_i32, (unsigned)j, 0), "");
-    }
+    LLVMValueRef row = hc_ukr_load(&kb, HX_DTYPE_FLOAT32, buf,
+                                   hc_kb_iadd(&kb, hc_kb_i64(&kb, (int64_t)i * m * vl), hc_kb_imul(&kb, l, hc_kb_i64(&kb, m))),
+                                   (unsigned)m, (unsigned)m);
     if (bias) row = LLVMBuildFAdd(b, row, bias, "");
     LLVMValueRef pix = hc_kb_iadd(&kb, hc_kb_imul(&kb, y, hc_kb_i64(&kb, s->OW)), ox);
     LLVMValueRef yidx = hc_kb_iadd(&kb, plane0, pix);
