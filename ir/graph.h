@@ -321,4 +321,10 @@ hx_status_t hc_node_error(const hc_node* n, hx_status_code_t code, const char* f
  * same element type where the kernel reads panels. */
 enum { HC_PACK_PLAIN = 2 };
 
+/* Appended HC_PACK_* layout (compiler/ops/conv_winograd.c): a 3x3 Conv
+ * weight transformed for Winograd F(m x m, 3 x 3), (G g G^T)[xi] for the
+ * alpha^2 = (m+2)^2 frequencies xi, float32, in panels of 16 output
+ * channels: [alpha^2][ceil(M/16)][C][16], zero past M. */
+enum { HC_PACK_WINOGRAD = 3 };
+
 #endif /* HARNESS_IR_GRAPH_H */

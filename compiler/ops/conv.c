@@ -33,6 +33,7 @@
 #include <string.h>
 
 #include "compiler/codegen/epilogue.h"
+#include "compiler/ops/conv_winograd.h"
 #include "compiler/ops/gemm_internal.h"
 #include "compiler/ops/gemm_microkernel.h"
 #include "compiler/ops/prepack.h"
@@ -1070,7 +1071,7 @@ static hx_status_t emit_phase(hc_lower_ctx* lc, const hc_node* n, const conv_pla
  * Bias seeds the accumulators; fused ops are applied when storing.
  */
 
-enum { CF_NONE = 0, CF_PIXELS = 1, CF_CHANNELS = 2, CF_DEPTHWISE = 3, CF_GEMM = 4 };
+enum { CF_NONE = 0, CF_PIXELS = 1, CF_CHANNELS = 2, CF_DEPTHWISE = 3, CF_GEMM = 4, CF_WINOGRAD = 5 };
 
 extern const hc_op_desc hc_op_conv;
 
@@ -1086,9 +1087,29 @@ static bool conv_is_gemm(const conv_plan* p) {
   return true;
 }
 
+/* The Winograd candidate shape of a 2-D float32 3x3 stride-1 Conv of one
+ * group with float32 weights (false otherwise); hc_wino_choose decides. */
+static bool conv_wino_shape(const conv_plan* p, hc_wino_shape* s) {
+  if (p->transpose || p->dt != HX_DTYPE_FLOAT32 || p->nd != 2 || p->G != 1) return false;
+  if (p->wt != HX_DTYPE_UNDEFINED && p->wt != HX_DTYPE_FLOAT32) return false;
+  for (int i = 0; i < 2; ++i)
+    if (p->k[i] != 3 || p->s[i] != 1 || p->d[i] != 1) return false;
+  *s = (hc_wino_shape){p->N, p->C, p->M, p->in[0], p->in[1], p->out[0], p->out[1], p->pb[0], p->pb[1]};
+  return true;
+}
+
+/* Winograd's tile size for the node (0: not Winograd). */
+static int conv_wino_m(const conv_plan* p, hc_wino_shape* s) {
+  if (!conv_wino_shape(p, s)) return 0;
+  if (p->N * p->M * p->out_plane == 0 || p->Cg == 0) return 0;
+  return hc_wino_choose(s);
+}
+
 static int conv_fast_kind(const conv_plan* p) {
   if (p->transpose || p->dt != HX_DTYPE_FLOAT32 || p->nd < 1 || p->nd > 2) return CF_NONE;
   if (p->N * p->M * p->out_plane == 0 || p->Cg == 0 || p->ktot > HC_UKR_MAX_TERMS) return CF_NONE;
+  hc_wino_shape ws;
+  if (conv_wino_m(p, &ws)) return CF_WINOGRAD;
   if (p->nd == 2 && p->Cg == 1 && p->Mg == 1 && p->s[0] == p->s[1] && (p->s[0] == 1 || p->s[0] == 2) && p->d[0] == 1 &&
       p->d[1] == 1 && p->k[0] <= 7 && p->k[1] <= 7)
     return CF_DEPTHWISE;
@@ -2386,6 +2407,11 @@ static int64_t cf_tasks(const hc_lower_ctx* lc, const conv_plan* p, const flat_p
 }
 
 static hx_status_t lower_conv_fast(hc_lower_ctx* lc, hc_node* n, const conv_plan* p, int kind) {
+  if (kind == CF_WINOGRAD) {
+    hc_wino_shape ws;
+    int m = conv_wino_m(p, &ws);
+    return hc_wino_emit(lc, n, &ws, m);
+  }
   if (kind == CF_GEMM) {
     hc_mm_desc d;
     conv_gemm_desc(n, p, &d);
@@ -2479,6 +2505,11 @@ hx_status_t hc_conv_prepack(hc_graph* g, hc_node* n, bool* out_done) {
   }
   hc_value* src = n->inputs[1];
   hc_value* w = narrowed ? n->packed->original : src;
+  if (conv_fast_kind(&p) == CF_WINOGRAD) {
+    hc_wino_shape ws;
+    int m = conv_wino_m(&p, &ws);
+    return hc_wino_prepack(g, n, &ws, m, out_done);
+  }
   if (conv_fast_kind(&p) != CF_CHANNELS || src->kind != HC_VALUE_CONST || !src->data) return HX_OK;
   int64_t pw = hc_pack_panel_width(p.dt), np = (p.Mg + pw - 1) / pw, K = p.Cg * p.ktot;
   hx_dtype_t elem = narrowed ? n->packed->elem : p.dt;
@@ -2521,7 +2552,11 @@ static uint64_t conv_workspace_common(const hc_node* n, bool transpose) {
   if (st == HX_OK) st = flat_build(n, &p, false, &f);
   uint64_t bytes = 0;
   int kind = st == HX_OK ? conv_fast_kind(&p) : CF_NONE;
-  if (kind == CF_GEMM) {
+  if (kind == CF_WINOGRAD) {
+    hc_wino_shape ws;
+    int m = conv_wino_m(&p, &ws);
+    bytes = hc_wino_workspace(&ws, m, hc_packed_is(n, 1, HC_PACK_WINOGRAD));
+  } else if (kind == CF_GEMM) {
     hc_mm_desc d;
     conv_gemm_desc(n, &p, &d);
     bytes = hc_gemm_workspace(&d);

@@ -136,9 +136,11 @@ def save_case(root, name, node, inputs, outputs, opset):
 # ---- cases ------------------------------------------------------------------------------
 
 def conv_case(root, name, xs, ws, dtype=np.float32, bias=True, opset=17, strides=None, dil=None, pads=None,
-              auto_pad=None, group=1, kernel_attr=False):
+              auto_pad=None, group=1, kernel_attr=False, unit_fan_in=False):
     nd = len(xs) - 2
     x, w = rand(xs, dtype), rand(ws, dtype)
+    if unit_fan_in:  # weights scaled by 1/sqrt(fan-in), as trained networks have them
+        w = (w / np.sqrt(np.prod(ws[1:]))).astype(dtype)
     b = rand((ws[0],), dtype) if bias else None
     s = strides or [1] * nd
     d = dil or [1] * nd
@@ -319,6 +321,15 @@ def main():
     conv_case(root, "conv_repack_s1_pad_wide", (1, 4, 9, 35), (6, 4, 3, 5), pads=[1, 2, 1, 2])
     conv_case(root, "conv_repack_s2_dil", (1, 3, 20, 21), (4, 3, 3, 3), strides=[2, 2], dil=[2, 2], pads=[2, 2, 2, 2])
     conv_case(root, "conv_repack_1d_s2", (2, 4, 50), (5, 4, 3), strides=[2], pads=[1, 1])
+    # Winograd F(2x2,3x3) and F(4x4,3x3) with the weights as an input
+    # (transformed by a "wino*_w" kernel at run time). Winograd's error is a
+    # small multiple of the direct kernels' (about 1e-6 of the output's scale
+    # for F(4x4,3x3)): unnormalised weights would leave outputs near zero
+    # among terms of magnitude 50, beyond atol 1e-5 for either.
+    conv_case(root, "conv_winograd2_input_weights", (2, 17, 10, 11), (19, 17, 3, 3), pads=[1, 1, 1, 1],
+              unit_fan_in=True)
+    conv_case(root, "conv_winograd4_input_weights_asym", (1, 16, 46, 46), (16, 16, 3, 3), pads=[0, 1, 2, 1],
+              bias=False, unit_fan_in=True)
 
     # ConvTranspose
     conv_transpose_case(root, "convt_group_dil_stride_opad", (2, 4, 5, 4), (4, 3, 3, 2), group=2, strides=[2, 3],

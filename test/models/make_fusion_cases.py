@@ -94,6 +94,9 @@ def conv_epilogue_cases(root):
         "dw3x3_7": (16, 7, 7, 16, 3, 1, 1, 16, 1),
         "dw5x5_14": (8, 14, 14, 8, 5, 1, 2, 8, 1),
         "dw5x5s2_14": (8, 14, 14, 8, 5, 2, 2, 8, 1),
+        # Winograd F(4x4,3x3) (compiler/ops/conv_winograd.c): ragged tiles on both borders.
+        "wino3x3": (32, 15, 18, 40, 3, 1, 1, 1, 1),  # F(2x2,3x3)
+        "wino4x4": (16, 41, 46, 24, 3, 1, 1, 1, 1),  # F(4x4,3x3)
     }
     for sname, (C, H, W, M, k, s, p, g, dl) in shapes.items():
         x = randf(1, C, H, W)
@@ -215,6 +218,17 @@ def kernel_cases(root):
         "conv_dw_wide": (1, 3, 5, 420, 3, 3, 1, 1, 3, 1),
         "conv_dw_wide_s2_k5": (1, 2, 7, 801, 2, 5, 2, 2, 2, 1),
         "conv_1x1_s2": (1, 24, 14, 15, 40, 1, 2, 0, 1, 1),
+        # Winograd F(4x4,3x3) (compiler/ops/conv_winograd.c): planes that are
+        # not multiples of the tile, pad 0, a batch of 2, output channels that
+        # leave a remainder of the register tile, ResNet-50's layer shapes.
+        "conv_wino_13x17": (1, 32, 13, 17, 24, 3, 1, 1, 1, 1),
+        "conv_wino_nopad": (1, 20, 18, 22, 21, 3, 1, 0, 1, 1),
+        "conv_wino_b2_m80": (2, 48, 14, 14, 80, 3, 1, 1, 1, 1),
+        "conv_wino_14": (1, 256, 14, 14, 256, 3, 1, 1, 1, 1),
+        "conv_wino_28": (1, 128, 28, 28, 128, 3, 1, 1, 1, 1),
+        "conv_wino_56": (1, 64, 56, 56, 64, 3, 1, 1, 1, 1),
+        "conv_wino4_ragged": (1, 16, 45, 50, 24, 3, 1, 1, 1, 1),
+        "conv_wino4_b2": (2, 24, 30, 33, 40, 3, 1, 1, 1, 1),
     }.items():
         x = randf(N, C, H, W)
         w = (randf(M, C // g, k, k) / math.sqrt(C // g * k * k)).astype(np.float32)
@@ -225,6 +239,14 @@ def kernel_cases(root):
         write_case(root, f"fast_{name}", [node], [("x", x)], [("y", y)], [("W", w), ("B", b)])
         # The same with the weights as an input (packed at run time).
         write_case(root, f"fast_{name}_wrt", [node], [("x", x), ("W", w)], [("y", y)], [("B", b)])
+    # Winograd with asymmetric pads, and without a bias.
+    x = randf(1, 24, 17, 19)
+    w = (randf(32, 24, 3, 3) / math.sqrt(24 * 9)).astype(np.float32)
+    xp = np.pad(x, ((0, 0), (0, 0), (1, 0), (0, 2)))
+    y = conv_ref(xp, w, None, 1, 0, 1, 1).astype(np.float32)
+    node = helper.make_node("Conv", ["x", "W"], ["y"], kernel_shape=[3, 3], pads=[1, 0, 0, 2])
+    write_case(root, "fast_conv_wino_asym_nobias", [node], [("x", x)], [("y", y)], [("W", w)])
+    write_case(root, "fast_conv_wino_asym_nobias_wrt", [node], [("x", x), ("W", w)], [("y", y)])
     # Products with ragged tiles, split reductions and runtime-packed B.
     for name, (M, K, N) in {"mm_ragged": (61, 700, 77), "mm_tall": (300, 96, 40), "mm_wide": (5, 50, 300),
                             "mm_bigk": (24, 1500, 130)}.items():

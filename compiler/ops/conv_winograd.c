@@ -1,0 +1,676 @@
+/* Winograd convolution F(m x m, 3 x 3) (see conv_winograd.h).
+ *
+ * Per m x m output tile (Lavin & Gray), with alpha = m + 2:
+ *     Y = A^T [ (G g G^T) .* (B^T d B) ] A
+ * where d is the alpha x alpha input patch. Summed over input channels,
+ * the element-wise product becomes alpha^2 independent products, one per
+ * "frequency" xi:
+ *     Mx[xi] (M x T) = U[xi] (M x C) * V[xi] (C x T)
+ * over all T output tiles of the batch. The lowering emits, in sequence
+ * (kernel names "winoM_*", M the tile size):
+ *  - "w": U = G g G^T in panels of 16 output channels, U[xi][oc/16][c][16]
+ *    (only when the weights are not a constant the pack-weights pass
+ *    transformed at compile time; both in double precision);
+ *  - "in": V[xi][c][t] = B^T d B, vector lanes = consecutive tiles, the
+ *    patches gathered from x (zeros outside it: the padding);
+ *  - "mm": the alpha^2 products with the register-tiled micro-kernel,
+ *    output channels as vectors (U's panels) and tiles broadcast from V, so
+ *    no work is spent on padding tiles: Mx[xi][t][oc];
+ *  - "out": Y = A^T Mx A for one tile and VL output channels, then channel
+ *    by channel the bias, the node's fused epilogue and the store of the
+ *    tile's rows, clipped at the right and bottom borders.
+ * V and Mx live in the node's workspace (tile counts padded to 16, one
+ * cache line between the xi so that a transform's alpha^2 loads or stores
+ * do not all fall in one L1 set).
+ *
+ * Interpolation points (and infinity): 0, 1, -1 for F(2,3); 0, 1, -1, 2,
+ * -1/2 for F(4,3), whose error is then about 1e-6 of the output's scale
+ * (twice the direct kernels'), half that of the usual 0, +-1, +-2.
+ */
+#include "compiler/ops/conv_winograd.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compiler/codegen/epilogue.h"
+#include "compiler/ops/gemm_microkernel.h"
+#include "compiler/ops/op.h"
+#include "compiler/ops/prepack.h"
+
+#define WINO_PAD 16 /* tile counts are padded to the widest vector */
+#define WINO_MAX_A 6
+#define WINO_PW 16  /* output channels per panel of U (one AVX-512 vector) */
+
+/* Transform matrices of F(m, 3): B^T (alpha x alpha), G (alpha x 3), A^T
+ * (m x alpha). */
+typedef struct wino_mat {
+  int m, a;
+  double BT[WINO_MAX_A][WINO_MAX_A];
+  double G[WINO_MAX_A][3];
+  double AT[4][WINO_MAX_A];
+} wino_mat;
+
+static void wino_matrices(int m, wino_mat* w) {
+  memset(w, 0, sizeof *w);
+  w->m = m;
+  w->a = m + 2;
+  if (m == 4) {
+    /* Points 0, 1, -1, 2, -1/2 (and infinity): half the float32 error of
+     * the common 0, +-1, +-2 for a few more non-unit coefficients in B^T. */
+    static const double BT[6][6] = {{1, 3.0 / 2, -2, -3.0 / 2, 1, 0},      {0, -1, -5.0 / 2, -1.0 / 2, 1, 0},
+                                    {0, 1, 1.0 / 2, -5.0 / 2, 1, 0},       {0, -1.0 / 2, -1, 1.0 / 2, 1, 0},
+                                    {0, 2, -1, -2, 1, 0},                  {0, 1, 3.0 / 2, -2, -3.0 / 2, 1}};
+    static const double G[6][3] = {{1, 0, 0},
+                                   {-1.0 / 3, -1.0 / 3, -1.0 / 3},
+                                   {1.0 / 3, -1.0 / 3, 1.0 / 3},
+                                   {1.0 / 15, 2.0 / 15, 4.0 / 15},
+                                   {-16.0 / 15, 8.0 / 15, -4.0 / 15},
+                                   {0, 0, 1}};
+    static const double AT[4][6] = {
+        {1, 1, 1, 1, 1, 0}, {0, 1, -1, 2, -0.5, 0}, {0, 1, 1, 4, 0.25, 0}, {0, 1, -1, 8, -0.125, 1}};
+    memcpy(w->BT, BT, sizeof BT);
+    memcpy(w->G, G, sizeof G);
+    memcpy(w->AT, AT, sizeof AT);
+  } else {
+    static const double BT[4][4] = {{1, 0, -1, 0}, {0, 1, 1, 0}, {0, -1, 1, 0}, {0, 1, 0, -1}};
+    static const double G[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
+    static const double AT[2][4] = {{1, 1, 1, 0}, {0, 1, -1, -1}};
+    for (int i = 0; i < 4; ++i)
+      for (int j = 0; j < 4; ++j) w->BT[i][j] = BT[i][j];
+    for (int i = 0; i < 4; ++i)
+      for (int j = 0; j < 3; ++j) w->G[i][j] = G[i][j];
+    for (int i = 0; i < 2; ++i)
+      for (int j = 0; j < 4; ++j) w->AT[i][j] = AT[i][j];
+  }
+}
+
+/* Tiling and workspace layout. */
+typedef struct wino_geo {
+  int m, a, nxi;
+  int64_t th, tw, T, Tp, Mp; /* Mp: output channels padded to panels */
+  int64_t vxs, mxs;          /* elements from one xi to the next in V and Mx */
+  uint64_t u_off, v_off, x_off, total; /* bytes */
+} wino_geo;
+
+static uint64_t align64(uint64_t x) { return (x + 63) / 64 * 64; }
+
+static void wino_geometry(const hc_wino_shape* s, int m, bool packed, wino_geo* g) {
+  memset(g, 0, sizeof *g);
+  g->m = m;
+  g->a = m + 2;
+  g->nxi = g->a * g->a;
+  g->th = (s->OH + m - 1) / m;
+  g->tw = (s->OW + m - 1) / m;
+  g->T = s->N * g->th * g->tw;
+  g->Tp = (g->T + WINO_PAD - 1) / WINO_PAD * WINO_PAD;
+  g->Mp = (s->M + WINO_PW - 1) / WINO_PW * WINO_PW;
+  uint64_t off = 0;
+  g->u_off = off;
+  if (!packed) off = align64(off + (uint64_t)(g->nxi * s->C * g->Mp) * 4u);
+  /* One cache line more than the matrices: the alpha^2 vectors a transform
+   * task loads or stores, one per xi, would otherwise often lie a multiple
+   * of 4 KiB apart and compete for one L1 set. */
+  g->vxs = s->C * g->Tp + 16;
+  g->mxs = g->Mp * g->Tp + 16;
+  g->v_off = off;
+  off = align64(off + (uint64_t)(g->nxi * g->vxs) * 4u);
+  g->x_off = off;
+  off = align64(off + (uint64_t)(g->nxi * g->mxs) * 4u);
+  g->total = off;
+}
+
+/* Measured on ResNet-50's layers (docs/performance.md): F(4,3) wins where
+ * there are many tiles (56x56 planes: 4x fewer products than the direct
+ * kernel, transformed weights 4x larger but few); F(2,3) where the 4x4
+ * tiles would be few and ragged (28x28, 14x14: 49 tiles of 4x4 pad to 64
+ * vector lanes, and the 36 products stream 4x the weights for little work);
+ * neither on 7x7 planes, where the products only stream weights. */
+int hc_wino_choose(const hc_wino_shape* s) {
+  if (s->C < 16 || s->M < 16 || s->OH < 4 || s->OW < 4) return 0;
+  /* 32-bit gather offsets and tables. */
+  if (s->N * s->C * s->H * s->W >= ((int64_t)1 << 31) || s->N * s->M * s->OH * s->OW >= ((int64_t)1 << 31)) return 0;
+  int64_t t4 = s->N * ((s->OH + 3) / 4) * ((s->OW + 3) / 4), t2 = s->N * ((s->OH + 1) / 2) * ((s->OW + 1) / 2);
+  int m = t4 >= 128 ? 4 : t2 >= 32 ? 2 : 0;
+  if (!m) return 0;
+  /* Keep the transformed images to a modest workspace. */
+  wino_geo g;
+  wino_geometry(s, m, true, &g);
+  if (g.total > ((uint64_t)64 << 20)) return 0;
+  return m;
+}
+
+uint64_t hc_wino_workspace(const hc_wino_shape* s, int m, bool packed) {
+  wino_geo g;
+  wino_geometry(s, m, packed, &g);
+  return g.total;
+}
+
+/* Index of U[xi][c][oc] in the panel layout [xi][Mp/8][C][8]. */
+static int64_t u_index(const hc_wino_shape* s, int64_t Mp, int64_t xi, int64_t c, int64_t oc) {
+  return ((xi * (Mp / WINO_PW) + oc / WINO_PW) * s->C + c) * WINO_PW + oc % WINO_PW;
+}
+
+/* U[xi][c][oc] of float32 weights w[oc][c][3][3], in double; U is zeroed. */
+static void transform_weights(const float* w, const hc_wino_shape* s, const wino_mat* t, float* U) {
+  int a = t->a;
+  for (int64_t oc = 0; oc < s->M; ++oc)
+    for (int64_t c = 0; c < s->C; ++c) {
+      const float* g = w + (oc * s->C + c) * 9;
+      double tmp[WINO_MAX_A][3];
+      for (int i = 0; i < a; ++i)
+        for (int k = 0; k < 3; ++k) tmp[i][k] = t->G[i][0] * g[k] + t->G[i][1] * g[3 + k] + t->G[i][2] * g[6 + k];
+      for (int i = 0; i < a; ++i)
+        for (int j = 0; j < a; ++j) {
+          double u = tmp[i][0] * t->G[j][0] + tmp[i][1] * t->G[j][1] + tmp[i][2] * t->G[j][2];
+          U[u_index(s, (s->M + WINO_PW - 1) / WINO_PW * WINO_PW, i * a + j, c, oc)] = (float)u;
+        }
+    }
+}
+
+hx_status_t hc_wino_prepack(hc_graph* g, hc_node* n, const hc_wino_shape* s, int m, bool* out_done) {
+  *out_done = false;
+  hc_value* w = n->inputs[1];
+  if (n->packed || !w || w->kind != HC_VALUE_CONST || !w->data || w->dtype != HX_DTYPE_FLOAT32) return HX_OK;
+  wino_mat t;
+  wino_matrices(m, &t);
+  int64_t Mp = (s->M + WINO_PW - 1) / WINO_PW * WINO_PW;
+  int64_t dims[4] = {(int64_t)t.a * t.a, Mp / WINO_PW, s->C, WINO_PW};
+  size_t bytes = (size_t)(dims[0] * Mp * dims[2]) * 4u;
+  float* data = hc_graph_alloc_data(g, bytes);
+  if (!data) return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory transforming '%s'", w->name);
+  memset(data, 0, bytes);
+  transform_weights(w->data, s, &t, data);
+  char name[256];
+  snprintf(name, sizeof name, "%s.wino%d", w->name, m);
+  hc_value* pv;
+  HX_RETURN_IF_ERROR(hc_graph_add_value(g, name, HX_DTYPE_FLOAT32, 4, dims, &pv));
+  pv->kind = HC_VALUE_CONST;
+  pv->data = data;
+  hc_packed_input* pk = hc_arena_alloc(&g->arena, sizeof *pk);
+  if (!pk) return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory transforming '%s'", w->name);
+  memset(pk, 0, sizeof *pk);
+  pk->input = 1;
+  pk->layout = HC_PACK_WINOGRAD;
+  pk->original = w;
+  n->packed = pk;
+  n->inputs[1] = pv;
+  *out_done = true;
+  return HX_OK;
+}
+
+/* ---- emission helpers ------------------------------------------------------ */
+
+typedef struct wino_emit {
+  hc_lower_ctx* lc;
+  const hc_node* n;
+  const hc_wino_shape* s;
+  wino_mat t;
+  wino_geo g;
+  unsigned vl;
+  bool packed;
+  LLVMValueRef tab; /* i32 tables, see emit_tables */
+} wino_emit;
+
+/* The constant c as a value of type `type` (a float type or a vector of one). */
+static LLVMValueRef fconst(double c, LLVMTypeRef type) {
+  if (LLVMGetTypeKind(type) != LLVMVectorTypeKind) return LLVMConstReal(type, c);
+  unsigned lanes = LLVMGetVectorSize(type);
+  LLVMValueRef x = LLVMConstReal(LLVMGetElementType(type), c);
+  LLVMValueRef e[64];
+  for (unsigned i = 0; i < lanes; ++i) e[i] = x;
+  return LLVMConstVector(e, lanes);
+}
+
+/* sum_k c[k] * x[k] (k < count; scalars or vectors of one type), zero
+ * coefficients skipped and +-1 as additions. */
+static LLVMValueRef lin(hc_kb* kb, const double* c, LLVMValueRef* x, int count) {
+  LLVMBuilderRef b = kb->b;
+  LLVMTypeRef type = LLVMTypeOf(x[0]);
+  LLVMValueRef acc = NULL;
+  for (int k = 0; k < count; ++k) {
+    double ck = c[k];
+    if (ck == 0) continue;
+    if (!acc) {
+      acc = ck == 1 ? x[k] : ck == -1 ? LLVMBuildFNeg(b, x[k], "") : LLVMBuildFMul(b, x[k], fconst(ck, type), "");
+    } else if (ck == 1) {
+      acc = LLVMBuildFAdd(b, acc, x[k], "");
+    } else if (ck == -1) {
+      acc = LLVMBuildFSub(b, acc, x[k], "");
+    } else {
+      LLVMValueRef args[3] = {x[k], fconst(ck, type), acc};
+      acc = hc_kb_intrinsic(kb, "llvm.fmuladd", type, args, 3);
+    }
+  }
+  return acc ? acc : fconst(0, type);
+}
+
+static LLVMValueRef ws_at(hc_kb* kb, uint64_t off) {
+  return LLVMBuildGEP2(kb->b, kb->t_i8, hc_kb_workspace(kb), (LLVMValueRef[]){hc_kb_i64(kb, (int64_t)off)}, 1, "");
+}
+
+/* Per-tile i32 tables, 6 rows of Tp entries: input offset of the patch's
+ * top-left element (channel 0), its row and column (rows far negative past
+ * the last tile, so that every gather lane is masked off), the image, and
+ * the output row and column of the tile. */
+enum { TAB_XBASE, TAB_Y0, TAB_X0, TAB_IMG, TAB_OY, TAB_OX, TAB_ROWS };
+
+static hx_status_t emit_tables(wino_emit* e) {
+  const hc_wino_shape* s = e->s;
+  const wino_geo* g = &e->g;
+  LLVMTypeRef i32 = LLVMInt32TypeInContext(e->lc->llctx);
+  int64_t count = TAB_ROWS * g->Tp;
+  LLVMValueRef* el = malloc(sizeof(LLVMValueRef) * (size_t)count);
+  if (!el) return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory");
+  for (int64_t t = 0; t < g->Tp; ++t) {
+    int64_t v[TAB_ROWS] = {0, -(1 << 20), 0, 0, 0, 0};
+    if (t < g->T) {
+      int64_t img = t / (g->th * g->tw), r = t % (g->th * g->tw), ty = r / g->tw, tx = r % g->tw;
+      int64_t y0 = ty * g->m - s->pt, x0 = tx * g->m - s->pl;
+      v[TAB_XBASE] = img * s->C * s->H * s->W + y0 * s->W + x0;
+      v[TAB_Y0] = y0;
+      v[TAB_X0] = x0;
+      v[TAB_IMG] = img;
+      v[TAB_OY] = ty * g->m;
+      v[TAB_OX] = tx * g->m;
+    }
+    for (int k = 0; k < TAB_ROWS; ++k) el[k * g->Tp + t] = LLVMConstInt(i32, (unsigned long long)v[k], 1);
+  }
+  LLVMValueRef init = LLVMConstArray2(i32, el, (uint64_t)count);
+  free(el);
+  e->tab = hc_kb_const_table(e->lc, init, "wino_tiles", 64);
+  return HX_OK;
+}
+
+static LLVMValueRef tab_vec(hc_kb* kb, const wino_emit* e, int row, LLVMValueRef t0) {
+  LLVMTypeRef i32 = LLVMInt32TypeInContext(kb->lc->llctx);
+  LLVMValueRef idx = hc_kb_iadd(kb, t0, hc_kb_i64(kb, (int64_t)row * e->g.Tp));
+  LLVMValueRef p = LLVMBuildGEP2(kb->b, i32, e->tab, &idx, 1, "");
+  LLVMValueRef ld = LLVMBuildLoad2(kb->b, LLVMVectorType(i32, e->vl), p, "");
+  LLVMSetAlignment(ld, 4);
+  return ld;
+}
+
+static LLVMValueRef tab_at(hc_kb* kb, const wino_emit* e, int row, LLVMValueRef t) {
+  LLVMTypeRef i32 = LLVMInt32TypeInContext(kb->lc->llctx);
+  LLVMValueRef idx = hc_kb_iadd(kb, t, hc_kb_i64(kb, (int64_t)row * e->g.Tp));
+  LLVMValueRef ld = LLVMBuildLoad2(kb->b, i32, LLVMBuildGEP2(kb->b, i32, e->tab, &idx, 1, ""), "");
+  return LLVMBuildSExt(kb->b, ld, kb->t_i64, "");
+}
+
+static LLVMValueRef splat_i32(hc_kb* kb, int64_t x, unsigned lanes) {
+  LLVMTypeRef i32 = LLVMInt32TypeInContext(kb->lc->llctx);
+  return hc_kb_splat(kb, LLVMConstInt(i32, (unsigned long long)x, 1), lanes);
+}
+
+/* llvm.masked.gather of float32 lanes at ptrs (a vector of pointers). */
+static LLVMValueRef gather(hc_kb* kb, LLVMValueRef ptrs, LLVMValueRef mask, unsigned lanes) {
+  const char* name = "llvm.masked.gather";
+  unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+  LLVMTypeRef vt = LLVMVectorType(kb->t_f32, lanes);
+  LLVMTypeRef tys[2] = {vt, LLVMTypeOf(ptrs)};
+  LLVMValueRef decl = LLVMGetIntrinsicDeclaration(kb->lc->mod, id, tys, 2);
+  LLVMValueRef args[4] = {ptrs, LLVMConstInt(kb->t_i32, 4, 0), mask, LLVMConstNull(vt)};
+  return LLVMBuildCall2(kb->b, LLVMIntrinsicGetType(kb->lc->llctx, id, tys, 2), decl, args, 4, "");
+}
+
+/* ---- kernels ----------------------------------------------------------------- */
+
+/* "wino_w": U[xi][c][oc] from w at run time, one task per output channel. */
+static hx_status_t emit_weights(wino_emit* e) {
+  const hc_wino_shape* s = e->s;
+  const wino_mat* t = &e->t;
+  int a = t->a;
+  hc_kb kb;
+  int64_t Mp = e->g.Mp;
+  HX_RETURN_IF_ERROR(hc_kb_begin(e->lc, e->n, e->t.m == 4 ? "wino4_w" : "wino2_w", Mp, &kb));
+  LLVMValueRef W = hc_kb_ptr(&kb, e->n->inputs[1]);
+  LLVMValueRef U = ws_at(&kb, e->g.u_off);
+  hc_loop task, cl;
+  LLVMValueRef oc = hc_kb_task_loop_begin(&kb, &task);
+  LLVMValueRef c = hc_loop_begin(&kb, &cl, hc_kb_i64(&kb, 0), hc_kb_i64(&kb, s->C), "c");
+  /* Panel rows past M are zeros. */
+  LLVMValueRef real = LLVMBuildICmp(kb.b, LLVMIntSLT, oc, hc_kb_i64(&kb, s->M), "");
+  LLVMValueRef ocl = hc_kb_imin(&kb, oc, hc_kb_i64(&kb, s->M - 1));
+  LLVMValueRef base = hc_kb_imul(&kb, hc_kb_iadd(&kb, hc_kb_imul(&kb, ocl, hc_kb_i64(&kb, s->C)), c), hc_kb_i64(&kb, 9));
+  LLVMValueRef gv[9];
+  for (int k = 0; k < 9; ++k) {
+    gv[k] = hc_kb_load(&kb, HX_DTYPE_FLOAT32, W, hc_kb_iadd(&kb, base, hc_kb_i64(&kb, k)));
+    gv[k] = LLVMBuildFPExt(kb.b, LLVMBuildSelect(kb.b, real, gv[k], LLVMConstReal(kb.t_f32, 0), ""), kb.t_f64, "");
+  }
+  LLVMValueRef pbase = hc_kb_iadd(&kb, hc_kb_imul(&kb, hc_kb_iadd(&kb, hc_kb_imul(&kb, LLVMBuildUDiv(kb.b, oc, hc_kb_i64(&kb, WINO_PW), ""), hc_kb_i64(&kb, s->C)), c), hc_kb_i64(&kb, WINO_PW)),
+                                  LLVMBuildURem(kb.b, oc, hc_kb_i64(&kb, WINO_PW), ""));
+  /* tmp = G g (alpha x 3), U = tmp G^T, in double as at compile time. */
+  LLVMValueRef tmp[WINO_MAX_A][3];
+  for (int i = 0; i < a; ++i)
+    for (int k = 0; k < 3; ++k) {
+      LLVMValueRef col[3] = {gv[k], gv[3 + k], gv[6 + k]};
+      tmp[i][k] = lin(&kb, t->G[i], col, 3);
+    }
+  for (int i = 0; i < a; ++i)
+    for (int j = 0; j < a; ++j) {
+      LLVMValueRef u = LLVMBuildFPTrunc(kb.b, lin(&kb, t->G[j], tmp[i], 3), kb.t_f32, "");
+      LLVMValueRef idx = hc_kb_iadd(&kb, pbase, hc_kb_i64(&kb, (int64_t)(i * a + j) * Mp * s->C));
+      hc_kb_store(&kb, HX_DTYPE_FLOAT32, U, idx, u);
+    }
+  hc_loop_end(&kb, &cl);
+  hc_loop_end(&kb, &task);
+  hc_kb_end(&kb, (double)(s->M * s->C) * 150.0, (double)(s->M * s->C) * (9.0 + a * a) * 4.0);
+  return HX_OK;
+}
+
+/* "wino_in": V[xi][c][t0 .. t0+VL) = B^T d B, one task per (channel, VL tiles). */
+static hx_status_t emit_input(wino_emit* e) {
+  const hc_wino_shape* s = e->s;
+  const wino_mat* t = &e->t;
+  const wino_geo* g = &e->g;
+  int a = t->a;
+  unsigned vl = e->vl;
+  int64_t nb = g->Tp / vl;
+  hc_kb kb;
+  HX_RETURN_IF_ERROR(hc_kb_begin(e->lc, e->n, e->t.m == 4 ? "wino4_in" : "wino2_in", s->C * nb, &kb));
+  hc_ukr_prefer_full_width(&kb);
+  LLVMBuilderRef b = kb.b;
+  LLVMValueRef X = hc_kb_ptr(&kb, e->n->inputs[0]);
+  LLVMValueRef V = ws_at(&kb, g->v_off);
+  hc_loop task;
+  LLVMValueRef tk = hc_kb_task_loop_begin(&kb, &task);
+  LLVMValueRef c = LLVMBuildUDiv(b, tk, hc_kb_i64(&kb, nb), "");
+  LLVMValueRef t0 = hc_kb_imul(&kb, LLVMBuildURem(b, tk, hc_kb_i64(&kb, nb), ""), hc_kb_i64(&kb, vl));
+  LLVMTypeRef i32 = LLVMInt32TypeInContext(kb.lc->llctx);
+  LLVMValueRef cplane = LLVMBuildTrunc(b, hc_kb_imul(&kb, c, hc_kb_i64(&kb, s->H * s->W)), i32, "");
+  LLVMValueRef base = LLVMBuildAdd(b, tab_vec(&kb, e, TAB_XBASE, t0), hc_kb_splat(&kb, cplane, vl), "");
+  LLVMValueRef y0 = tab_vec(&kb, e, TAB_Y0, t0), x0 = tab_vec(&kb, e, TAB_X0, t0);
+  LLVMValueRef rowm[WINO_MAX_A], colm[WINO_MAX_A];
+  for (int r = 0; r < a; ++r) {
+    rowm[r] = LLVMBuildICmp(b, LLVMIntULT, LLVMBuildAdd(b, y0, splat_i32(&kb, r, vl), ""), splat_i32(&kb, s->H, vl), "");
+    colm[r] = LLVMBuildICmp(b, LLVMIntULT, LLVMBuildAdd(b, x0, splat_i32(&kb, r, vl), ""), splat_i32(&kb, s->W, vl), "");
+  }
+  /* Row transform of each patch row as it is gathered: u[r][j] = sum_s d[r][s] BT[j][s]. */
+  LLVMValueRef u[WINO_MAX_A][WINO_MAX_A];
+  for (int r = 0; r < a; ++r) {
+    LLVMValueRef d[WINO_MAX_A];
+    for (int q = 0; q < a; ++q) {
+      LLVMValueRef idx = LLVMBuildAdd(b, base, splat_i32(&kb, (int64_t)r * s->W + q, vl), "");
+      LLVMValueRef ptrs = LLVMBuildGEP2(b, kb.t_f32, X, &idx, 1, "");
+      d[q] = gather(&kb, ptrs, LLVMBuildAnd(b, rowm[r], colm[q], ""), vl);
+    }
+    for (int j = 0; j < a; ++j) u[r][j] = lin(&kb, t->BT[j], d, a);
+  }
+  for (int i = 0; i < a; ++i)
+    for (int j = 0; j < a; ++j) {
+      LLVMValueRef col[WINO_MAX_A];
+      for (int r = 0; r < a; ++r) col[r] = u[r][j];
+      LLVMValueRef v = lin(&kb, t->BT[i], col, a);
+      LLVMValueRef idx = hc_kb_iadd(&kb, hc_kb_iadd(&kb, hc_kb_i64(&kb, (int64_t)(i * a + j) * g->vxs),
+                                                    hc_kb_imul(&kb, c, hc_kb_i64(&kb, g->Tp))),
+                                    t0);
+      hc_ukr_store(&kb, HX_DTYPE_FLOAT32, V, idx, v, vl, vl);
+    }
+  hc_loop_end(&kb, &task);
+  hc_kb_end(&kb, (double)(s->C * g->Tp) * 4.0 * a * a * 2.0,
+            (double)hc_value_nbytes(e->n->inputs[0]) + (double)(g->nxi * s->C * g->Tp) * 4.0);
+  return HX_OK;
+}
+
+/* Register tile of the products: nv vectors of output channels x mr tiles. */
+typedef struct mm_plan {
+  int nv, mr, nv_last; /* nv_last: vectors of the last channel block */
+  int64_t ncb;         /* channel blocks */
+  int64_t nfull, rem;  /* whole mr-tile blocks, tiles left */
+  int64_t kchunk, ntc; /* tile blocks per task, tile chunks */
+} mm_plan;
+
+static void plan_products(const wino_emit* e, mm_plan* q) {
+  int regs = hc_ukr_registers(e->lc);
+  unsigned vl = e->vl;
+  int64_t nvec = e->g.Mp / vl; /* channel vectors */
+  if (regs >= 32) {
+    q->nv = nvec >= 4 ? 4 : (int)nvec;
+    q->mr = q->nv == 4 ? 6 : q->nv == 3 ? 8 : q->nv == 2 ? 12 : 24;
+  } else {
+    q->nv = nvec >= 2 ? 2 : 1;
+    q->mr = q->nv == 2 ? 6 : 12;
+  }
+  q->ncb = (nvec + q->nv - 1) / q->nv;
+  q->nv_last = (int)(nvec - (q->ncb - 1) * q->nv);
+  q->nfull = e->g.T / q->mr;
+  q->rem = e->g.T % q->mr;
+  /* About 48 tiles per task. */
+  q->kchunk = (48 + q->mr - 1) / q->mr;
+  q->ntc = q->nfull > 0 ? (q->nfull + q->kchunk - 1) / q->kchunk : 1;
+}
+
+/* One micro-kernel call: tiles [t0, t0+mr) (broadcast from V[xi][c][t])
+ * times nv vectors of output channels from m0 (U's panels), stored to
+ * Mx[xi][t][oc]. */
+static void mm_tile(hc_kb* kb, const wino_emit* e, LLVMValueRef U, LLVMValueRef V, LLVMValueRef Mx, LLVMValueRef xi,
+                    LLVMValueRef m0, LLVMValueRef t0, int mr, int nv) {
+  const hc_wino_shape* s = e->s;
+  int64_t Tp = e->g.Tp, Mp = e->g.Mp;
+  unsigned vl = e->vl;
+  hc_ukr u;
+  memset(&u, 0, sizeof u);
+  u.dt = HX_DTYPE_FLOAT32;
+  u.mr = mr;
+  u.nv = nv;
+  u.vl = vl;
+  u.last_lanes = vl; /* U's panels are zero past M */
+  u.a = V;
+  u.b = U;
+  u.a_base = hc_kb_iadd(kb, hc_kb_imul(kb, xi, hc_kb_i64(kb, e->g.vxs)), t0);
+  u.a_outer = Tp;
+  for (int i = 0; i < mr; ++i) u.a_row[i] = i;
+  /* m0 is a multiple of nv * vl: of 16 unless a single 8-lane vector. */
+  LLVMValueRef panel = LLVMBuildUDiv(kb->b, m0, hc_kb_i64(kb, WINO_PW), "");
+  u.b_base = hc_kb_iadd(kb, hc_kb_imul(kb, hc_kb_iadd(kb, hc_kb_imul(kb, xi, hc_kb_i64(kb, Mp / WINO_PW)), panel),
+                                       hc_kb_i64(kb, s->C * WINO_PW)),
+                        LLVMBuildURem(kb->b, m0, hc_kb_i64(kb, WINO_PW), ""));
+  u.b_outer = WINO_PW;
+  for (int v = 0; v < nv; ++v) {
+    int64_t col = (int64_t)v * vl;
+    u.b_vec[v] = col / WINO_PW * s->C * WINO_PW + col % WINO_PW;
+  }
+  u.outer = hc_kb_i64(kb, s->C);
+  u.nterms = 1;
+  LLVMValueRef acc[HC_UKR_MAX_MR * HC_UKR_MAX_NV] = {0};
+  hc_ukr_emit(kb, &u, acc);
+  LLVMValueRef row0 = hc_kb_iadd(kb, hc_kb_imul(kb, xi, hc_kb_i64(kb, e->g.mxs)),
+                                 hc_kb_iadd(kb, hc_kb_imul(kb, t0, hc_kb_i64(kb, Mp)), m0));
+  for (int i = 0; i < mr; ++i)
+    for (int v = 0; v < nv; ++v) {
+      LLVMValueRef idx = hc_kb_iadd(kb, row0, hc_kb_i64(kb, (int64_t)i * Mp + (int64_t)v * vl));
+      hc_ukr_store(kb, HX_DTYPE_FLOAT32, Mx, idx, acc[i * nv + v], vl, vl);
+    }
+}
+
+/* The tiles of chunk tc for one channel block of nv vectors: its whole
+ * mr-tile blocks, and the last chunk also the tiles left over. */
+static void mm_chunk(hc_kb* kb, const wino_emit* e, const mm_plan* q, LLVMValueRef U, LLVMValueRef V, LLVMValueRef Mx,
+                     LLVMValueRef xi, LLVMValueRef m0, LLVMValueRef tc, int nv) {
+  LLVMBuilderRef b = kb->b;
+  LLVMValueRef blk0 = hc_kb_imul(kb, tc, hc_kb_i64(kb, q->kchunk));
+  LLVMValueRef blk1 = hc_kb_imin(kb, hc_kb_iadd(kb, blk0, hc_kb_i64(kb, q->kchunk)), hc_kb_i64(kb, q->nfull));
+  hc_loop tl;
+  LLVMValueRef tb = hc_loop_begin(kb, &tl, blk0, blk1, "tb");
+  mm_tile(kb, e, U, V, Mx, xi, m0, hc_kb_imul(kb, tb, hc_kb_i64(kb, q->mr)), q->mr, nv);
+  hc_loop_end(kb, &tl);
+  if (q->rem > 0) {
+    hc_if last;
+    hc_if_begin(kb, &last, LLVMBuildICmp(b, LLVMIntEQ, tc, hc_kb_i64(kb, q->ntc - 1), ""));
+    mm_tile(kb, e, U, V, Mx, xi, m0, hc_kb_i64(kb, q->nfull * q->mr), (int)q->rem, nv);
+    hc_if_end(kb, &last);
+  }
+}
+
+/* "wino_mm": Mx[xi] = U[xi] x V[xi], output channels as vectors and tiles
+ * broadcast (no work on padding tiles), one task per (xi, channel block,
+ * chunk of tiles). */
+static hx_status_t emit_products(wino_emit* e) {
+  const hc_wino_shape* s = e->s;
+  const wino_geo* g = &e->g;
+  mm_plan q;
+  plan_products(e, &q);
+  hc_kb kb;
+  HX_RETURN_IF_ERROR(
+      hc_kb_begin(e->lc, e->n, e->t.m == 4 ? "wino4_mm" : "wino2_mm", g->nxi * q.ncb * q.ntc, &kb));
+  hc_ukr_prefer_full_width(&kb);
+  LLVMBuilderRef b = kb.b;
+  LLVMValueRef U = e->packed ? hc_kb_ptr(&kb, e->n->inputs[1]) : ws_at(&kb, g->u_off);
+  LLVMValueRef V = ws_at(&kb, g->v_off);
+  LLVMValueRef Mx = ws_at(&kb, g->x_off);
+  hc_loop task;
+  LLVMValueRef tk = hc_kb_task_loop_begin(&kb, &task);
+  LLVMValueRef tc = LLVMBuildURem(b, tk, hc_kb_i64(&kb, q.ntc), "");
+  LLVMValueRef rest = LLVMBuildUDiv(b, tk, hc_kb_i64(&kb, q.ntc), "");
+  LLVMValueRef cb = LLVMBuildURem(b, rest, hc_kb_i64(&kb, q.ncb), "");
+  LLVMValueRef xi = LLVMBuildUDiv(b, rest, hc_kb_i64(&kb, q.ncb), "");
+  LLVMValueRef m0 = hc_kb_imul(&kb, cb, hc_kb_i64(&kb, (int64_t)q.nv * e->vl));
+  if (q.nv_last == q.nv) {
+    mm_chunk(&kb, e, &q, U, V, Mx, xi, m0, tc, q.nv);
+  } else {
+    LLVMBasicBlockRef full = LLVMAppendBasicBlockInContext(kb.lc->llctx, kb.fn, "full_cols");
+    LLVMBasicBlockRef last = LLVMAppendBasicBlockInContext(kb.lc->llctx, kb.fn, "last_cols");
+    LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(kb.lc->llctx, kb.fn, "cols_done");
+    LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntEQ, cb, hc_kb_i64(&kb, q.ncb - 1), ""), last, full);
+    LLVMPositionBuilderAtEnd(b, full);
+    mm_chunk(&kb, e, &q, U, V, Mx, xi, m0, tc, q.nv);
+    LLVMBuildBr(b, join);
+    LLVMPositionBuilderAtEnd(b, last);
+    mm_chunk(&kb, e, &q, U, V, Mx, xi, m0, tc, q.nv_last);
+    LLVMBuildBr(b, join);
+    LLVMPositionBuilderAtEnd(b, join);
+  }
+  hc_loop_end(&kb, &task);
+  hc_kb_end(&kb, 2.0 * (double)(g->nxi * g->Mp * s->C * g->T),
+            (double)(g->nxi * (g->Mp * s->C + s->C * g->T + g->Mp * g->T)) * 4.0);
+  return HX_OK;
+}
+
+/* "wino_out": Y = A^T Mx A for one tile and VL output channels, then per
+ * channel the bias, the fused epilogue and the store of the tile's rows,
+ * clipped at the right and bottom borders. */
+static hx_status_t emit_output(wino_emit* e) {
+  const hc_wino_shape* s = e->s;
+  const wino_mat* t = &e->t;
+  const wino_geo* g = &e->g;
+  int a = t->a, m = t->m;
+  unsigned vl = e->vl;
+  int64_t ncv = (s->M + vl - 1) / vl;
+  hc_kb kb;
+  HX_RETURN_IF_ERROR(hc_kb_begin(e->lc, e->n, e->t.m == 4 ? "wino4_out" : "wino2_out", g->T * ncv, &kb));
+  hc_ukr_prefer_full_width(&kb);
+  LLVMBuilderRef b = kb.b;
+  const hc_node* n = e->n;
+  LLVMValueRef Mx = ws_at(&kb, g->x_off);
+  LLVMValueRef Y = hc_kb_ptr(&kb, n->outputs[0]);
+  LLVMValueRef B = hc_input(n, 2) ? hc_kb_ptr(&kb, hc_input(n, 2)) : NULL;
+  hc_epilogue epi;
+  const int split[2] = {1, 2};
+  HX_RETURN_IF_ERROR(hc_epilogue_begin(&kb, n, split, &epi));
+  LLVMTypeRef buft = LLVMArrayType2(kb.t_f32, (uint64_t)(m * m) * vl);
+  LLVMValueRef buf = hc_kb_alloca(&kb, buft, "ytile");
+  hc_loop task;
+  LLVMValueRef tk = hc_kb_task_loop_begin(&kb, &task);
+  /* Consecutive tasks: neighbouring tiles of the same channels (stores run
+   * along the output rows). */
+  LLVMValueRef tt = LLVMBuildURem(b, tk, hc_kb_i64(&kb, g->T), "");
+  LLVMValueRef m0 = hc_kb_imul(&kb, LLVMBuildUDiv(b, tk, hc_kb_i64(&kb, g->T), ""), hc_kb_i64(&kb, vl));
+  LLVMValueRef q[4][WINO_MAX_A];
+  for (int j = 0; j < a; ++j) {
+    LLVMValueRef col[WINO_MAX_A];
+    for (int r = 0; r < a; ++r) {
+      LLVMValueRef idx = hc_kb_iadd(&kb, hc_kb_i64(&kb, (int64_t)(r * a + j) * g->mxs),
+                                    hc_kb_iadd(&kb, hc_kb_imul(&kb, tt, hc_kb_i64(&kb, g->Mp)), m0));
+      col[r] = hc_ukr_load(&kb, HX_DTYPE_FLOAT32, Mx, idx, vl, vl);
+    }
+    for (int i = 0; i < m; ++i) q[i][j] = lin(&kb, t->AT[i], col, a);
+  }
+  /* Row i of the tile for every channel, interleaved in registers so that
+   * channel l's m pixels lie together: buf[i][l][j]. */
+  for (int i = 0; i < m; ++i) {
+    LLVMValueRef y[4];
+    for (int j = 0; j < m; ++j) y[j] = lin(&kb, t->AT[j], q[i], a);
+    LLVMValueRef mask[64];
+    if (m == 4) {
+      for (unsigned k = 0; k < 2 * vl; ++k) mask[k] = LLVMConstInt(kb.t_i32, k, 0);
+      LLVMValueRef y01 = LLVMBuildShuffleVector(b, y[0], y[1], LLVMConstVector(mask, 2 * vl), "");
+      LLVMValueRef y23 = LLVMBuildShuffleVector(b, y[2], y[3], LLVMConstVector(mask, 2 * vl), "");
+      y[0] = y01;
+      y[1] = y23;
+    }
+    for (unsigned l = 0; l < vl; ++l)
+      for (int j = 0; j < m; ++j) mask[l * m + j] = LLVMConstInt(kb.t_i32, (unsigned)j * vl + l, 0);
+    LLVMValueRef rows = LLVMBuildShuffleVector(b, y[0], y[1], LLVMConstVector(mask, (unsigned)m * vl), "");
+    hc_ukr_store(&kb, HX_DTYPE_FLOAT32, buf, hc_kb_i64(&kb, (int64_t)i * m * vl), rows, (unsigned)m * vl,
+                 (unsigned)m * vl);
+  }
+  LLVMValueRef img = tab_at(&kb, e, TAB_IMG, tt), oy = tab_at(&kb, e, TAB_OY, tt), ox = tab_at(&kb, e, TAB_OX, tt);
+  int64_t rw = s->OW - (g->tw - 1) * m; /* columns of the last tile of a row */
+  LLVMValueRef isfull = rw == m ? NULL
+                                : LLVMBuildICmp(b, LLVMIntSLE, hc_kb_iadd(&kb, ox, hc_kb_i64(&kb, m)),
+                                                hc_kb_i64(&kb, s->OW), "");
+  /* Channel by channel: rows of m pixels. */
+  LLVMValueRef nl = hc_kb_imin(&kb, hc_kb_i64(&kb, vl), LLVMBuildSub(b, hc_kb_i64(&kb, s->M), m0, ""));
+  hc_loop ll;
+  LLVMValueRef l = hc_loop_begin(&kb, &ll, hc_kb_i64(&kb, 0), nl, "chan");
+  LLVMValueRef oc = hc_kb_iadd(&kb, m0, l);
+  LLVMValueRef plane0 = hc_kb_imul(&kb, hc_kb_iadd(&kb, hc_kb_imul(&kb, img, hc_kb_i64(&kb, s->M)), oc),
+                                   hc_kb_i64(&kb, s->OH * s->OW));
+  LLVMValueRef bias = B ? hc_kb_splat(&kb, hc_kb_load(&kb, HX_DTYPE_FLOAT32, B, oc), (unsigned)m) : NULL;
+  for (int i = 0; i < m; ++i) {
+    LLVMValueRef y = hc_kb_iadd(&kb, oy, hc_kb_i64(&kb, i));
+    hc_if rowok;
+    bool rcheck = s->OH % m != 0 && i >= s->OH % m;
+    if (rcheck) hc_if_begin(&kb, &rowok, LLVMBuildICmp(b, LLVMIntSLT, y, hc_kb_i64(&kb, s->OH), ""));
+    LLVMValueRef row = hc_ukr_load(&kb, HX_DTYPE_FLOAT32, buf,
+                                   hc_kb_iadd(&kb, hc_kb_i64(&kb, (int64_t)i * m * vl), hc_kb_imul(&kb, l, hc_kb_i64(&kb, m))),
+                                   (unsigned)m, (unsigned)m);
+    if (bias) row = LLVMBuildFAdd(b, row, bias, "");
+    LLVMValueRef pix = hc_kb_iadd(&kb, hc_kb_imul(&kb, y, hc_kb_i64(&kb, s->OW)), ox);
+    LLVMValueRef yidx = hc_kb_iadd(&kb, plane0, pix);
+    LLVMValueRef coord[3] = {img, oc, pix};
+    if (!isfull) {
+      LLVMValueRef v = hc_epilogue_apply_vec(&kb, &epi, row, coord, 2, (unsigned)m);
+      hc_ukr_store(&kb, HX_DTYPE_FLOAT32, Y, yidx, v, (unsigned)m, (unsigned)m);
+    } else {
+      LLVMBasicBlockRef full = LLVMAppendBasicBlockInContext(kb.lc->llctx, kb.fn, "full_tile");
+      LLVMBasicBlockRef part = LLVMAppendBasicBlockInContext(kb.lc->llctx, kb.fn, "part_tile");
+      LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(kb.lc->llctx, kb.fn, "tile_row_done");
+      LLVMBuildCondBr(b, isfull, full, part);
+      LLVMPositionBuilderAtEnd(b, full);
+      LLVMValueRef v = hc_epilogue_apply_vec(&kb, &epi, row, coord, 2, (unsigned)m);
+      hc_ukr_store(&kb, HX_DTYPE_FLOAT32, Y, yidx, v, (unsigned)m, (unsigned)m);
+      LLVMBuildBr(b, join);
+      LLVMPositionBuilderAtEnd(b, part);
+      v = hc_epilogue_apply_vec(&kb, &epi, row, coord, 2, (unsigned)rw);
+      hc_ukr_store(&kb, HX_DTYPE_FLOAT32, Y, yidx, v, (unsigned)m, (unsigned)rw);
+      LLVMBuildBr(b, join);
+      LLVMPositionBuilderAtEnd(b, join);
+    }
+    if (rcheck) hc_if_end(&kb, &rowok);
+  }
+  hc_loop_end(&kb, &ll);
+  hc_loop_end(&kb, &task);
+  double points = (double)(s->N * s->M * s->OH * s->OW);
+  hc_kb_end(&kb, (double)(g->Mp * g->T) * (double)(a * a + m * m) * 2.0 + points * hc_epilogue_flops_per_element(n),
+            (double)(g->nxi * g->Mp * g->T) * 4.0 + points * 4.0 + hc_epilogue_bytes(n));
+  return HX_OK;
+}
+
+hx_status_t hc_wino_emit(hc_lower_ctx* lc, const hc_node* n, const hc_wino_shape* s, int m) {
+  wino_emit e;
+  memset(&e, 0, sizeof e);
+  e.lc = lc;
+  e.n = n;
+  e.s = s;
+  e.packed = hc_packed_is(n, 1, HC_PACK_WINOGRAD);
+  e.vl = hc_ukr_lanes(lc, HX_DTYPE_FLOAT32);
+  wino_matrices(m, &e.t);
+  wino_geometry(s, m, e.packed, &e.g);
+  HX_RETURN_IF_ERROR(emit_tables(&e));
+  if (!e.packed) HX_RETURN_IF_ERROR(emit_weights(&e));
+  HX_RETURN_IF_ERROR(emit_input(&e));
+  HX_RETURN_IF_ERROR(emit_products(&e));
+  return emit_output(&e);
+}

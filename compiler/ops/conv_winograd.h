@@ -1,0 +1,36 @@
+/* Winograd convolution F(m x m, 3 x 3) for float32 2-D Conv (3x3 kernel,
+ * stride 1, dilation 1, one group): conv.c asks hc_wino_choose which tile
+ * size (if any) a node gets and hands the lowering, the workspace size and
+ * the compile-time weight transform to this file. See conv_winograd.c. */
+#ifndef HARNESS_OPS_CONV_WINOGRAD_H
+#define HARNESS_OPS_CONV_WINOGRAD_H
+
+#include <stdbool.h>
+
+#include "compiler/codegen/kernel_builder.h"
+
+/* The shape of a candidate Conv (NCHW, float32, 3x3, stride 1, dilation 1,
+ * group 1): pt/pl are the top/left pads. */
+typedef struct hc_wino_shape {
+  int64_t N, C, M, H, W, OH, OW, pt, pl;
+} hc_wino_shape;
+
+/* Output tile size m (4: F(4x4,3x3), 2: F(2x2,3x3)) Winograd is used with
+ * for this shape, or 0 when the direct kernels are faster. Shapes only:
+ * every target and the pack-weights pass agree. */
+int hc_wino_choose(const hc_wino_shape* s);
+
+/* Workspace bytes of the lowering (packed: the weights were transformed at
+ * compile time, so no room for them is needed). */
+uint64_t hc_wino_workspace(const hc_wino_shape* s, int m, bool packed);
+
+/* Replaces the constant float32 weight (input 1) of n by its transform
+ * U[xi][c][oc] (layout HC_PACK_WINOGRAD); *out_done tells whether it did. */
+hx_status_t hc_wino_prepack(hc_graph* g, hc_node* n, const hc_wino_shape* s, int m, bool* out_done);
+
+/* Emits the kernels of n: weight transform (unless pre-packed), input
+ * transform, the (m+2)^2 products and the output transform with the
+ * node's bias and fused epilogue. */
+hx_status_t hc_wino_emit(hc_lower_ctx* lc, const hc_node* n, const hc_wino_shape* s, int m);
+
+#endif /* HARNESS_OPS_CONV_WINOGRAD_H */

@@ -1,0 +1,71 @@
+"""Checks that the Winograd test cases really take the Winograd path
+(compiler/ops/conv_winograd.c): compiles each with harnessc --emit manifest
+at -O1 and -O3 for AVX2 (x86-64-v3) and AVX-512 (x86-64-v4) and looks for
+the expected "winoM_mm" kernel (M = 4 for F(4x4,3x3), 2 for F(2x2,3x3)),
+and for the run-time weight transform "winoM_w" exactly where the weights
+are not a compile-time constant (a graph input, or -O1 without packing).
+Shapes that must keep the direct kernels (7x7 planes) are checked too.
+
+Usage: /usr/bin/python3 check_winograd_path.py --bin BUILD/bin FUSION_CASES CONV_POOL_CASES
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+# (folder: 0 fusion cases, 1 conv_pool cases; case; tile size or 0 for no Winograd; weights at run time)
+CASES = [
+    (0, "fast_conv_wino_56", 4, False),
+    (0, "fast_conv_wino4_ragged", 4, False),
+    (0, "fast_conv_wino4_b2_wrt", 4, True),
+    (0, "fuse_conv_wino4x4_res_relu", 4, False),
+    (0, "fast_conv_wino_13x17", 2, False),
+    (0, "fast_conv_wino_14", 2, False),
+    (0, "fast_conv_wino_b2_m80", 2, False),
+    (0, "fast_conv_wino_asym_nobias_wrt", 2, True),
+    (0, "fuse_conv_wino3x3_gelu_erf", 2, False),
+    (0, "fuse_conv_chan3x3_relu", 0, False),
+    (1, "conv_winograd2_input_weights", 2, True),
+    (1, "conv_winograd4_input_weights_asym", 4, True),
+]
+
+
+def kernels(harnessc, model, level, target):
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "m.json")
+        subprocess.run([harnessc, f"-O{level}", "--target", target, "--emit", "manifest", model, "-o", out],
+                       check=True, stdout=subprocess.DEVNULL)
+        with open(out) as f:
+            text = f.read()
+    return text
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--bin", required=True)
+    ap.add_argument("dirs", nargs=2)
+    a = ap.parse_args()
+    harnessc = os.path.join(a.bin, "harnessc")
+    bad = 0
+    for folder, case, m, runtime_w in CASES:
+        model = os.path.join(a.dirs[folder], case, "model.onnx")
+        for target in ("x86-64-v3", "x86-64-v4"):
+            for level in (1, 3):
+                text = kernels(harnessc, model, level, target)
+                json.loads(text)
+                want_w = m and (runtime_w or level == 1)
+                ok = (f"wino{m}_mm" in text if m else "wino" not in text) and \
+                    ((f"wino{m}_w" in text) == bool(want_w))
+                if not ok:
+                    bad += 1
+                    print(f"FAIL {case} -O{level} {target}: expected "
+                          f"{'wino%d kernels' % m if m else 'no Winograd'}"
+                          f"{' with the run-time weight transform' if want_w else ''}")
+    print(f"{len(CASES) * 4 - bad} passed, {bad} failed")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
