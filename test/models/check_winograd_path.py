@@ -17,7 +17,9 @@ import tempfile
 
 # (folder: 0 fusion cases, 1 conv_pool cases; case; tile size or 0 for no Winograd; weights at run time)
 CASES = [
-    (0, "fast_conv_wino_56", 4, False),
+    # ResNet-50's layer-1 shape: F(4,3)'s transformed images (3.8 MB) exceed
+    # the workspace cap (HC_WINO_MAX_WORKSPACE), so it stays direct.
+    (0, "fast_conv_wino_56", 0, False),
     (0, "fast_conv_wino4_ragged", 4, False),
     (0, "fast_conv_wino4_b2_wrt", 4, True),
     (0, "fuse_conv_wino4x4_res_relu", 4, False),
@@ -56,7 +58,7 @@ def main():
                 text = kernels(harnessc, model, level, target)
                 json.loads(text)
                 want_w = m and (runtime_w or level == 1)
-                ok = (f"wino{m}_mm" in text if m else "wino" not in text) and \
+                ok = (f"wino{m}_mm" in text if m else not any(f"wino{t}_{k}" in text for t in (2, 4) for k in ("in", "mm", "out"))) and \
                     ((f"wino{m}_w" in text) == bool(want_w))
                 if not ok:
                     bad += 1
