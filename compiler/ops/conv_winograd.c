@@ -21,7 +21,9 @@
  *    tile's rows, clipped at the right and bottom borders.
  * V and Mx live in the node's workspace (tile counts padded to 16, one
  * cache line between the xi so that a transform's alpha^2 loads or stores
- * do not all fall in one L1 set).
+ * do not all fall in one L1 set). Where all the tiles' V and Mx would be
+ * too large, "in", "mm" and "out" are emitted once per block of tiles, in
+ * the same block-sized V and Mx (the per-tile tables keep global indices).
  *
  * Interpolation points (and infinity): 0, 1, -1 for F(2,3); 0, 1, -1, 2,
  * -1/2 for F(4,3), whose error is then about 1e-6 of the output's scale
@@ -41,6 +43,9 @@
 #define WINO_PAD 16 /* tile counts are padded to the widest vector */
 /* Largest workspace (V and Mx) a Winograd convolution may use. */
 #define HC_WINO_MAX_WORKSPACE ((uint64_t)3 << 20)
+/* Largest block of it when all the tiles do not fit: the shapes that need
+ * blocks are the large planes where a CNN's activations peak. */
+#define HC_WINO_BLOCK_WORKSPACE ((uint64_t)3 << 18)
 #define WINO_MAX_A 6
 #define WINO_PW 16  /* output channels per panel of U (one AVX-512 vector) */
 
@@ -91,6 +96,7 @@ static void wino_matrices(int m, wino_mat* w) {
 typedef struct wino_geo {
   int m, a, nxi;
   int64_t th, tw, T, Tp, Mp; /* Mp: output channels padded to panels */
+  int64_t Tb, nblk;          /* tiles per block (a multiple of WINO_PAD), blocks */
   int64_t vxs, mxs;          /* elements from one xi to the next in V and Mx */
   uint64_t u_off, v_off, x_off, total; /* bytes */
 } wino_geo;
@@ -107,14 +113,31 @@ static void wino_geometry(const hc_wino_shape* s, int m, bool packed, wino_geo* 
   g->T = s->N * g->th * g->tw;
   g->Tp = (g->T + WINO_PAD - 1) / WINO_PAD * WINO_PAD;
   g->Mp = (s->M + WINO_PW - 1) / WINO_PW * WINO_PW;
+  /* Tiles are transformed, multiplied and transformed back in blocks of Tb
+   * (V and Mx hold one block): all of them when they fit in
+   * HC_WINO_MAX_WORKSPACE, else as many as HC_WINO_BLOCK_WORKSPACE allows
+   * (at least WINO_PAD), evened out over the blocks that takes (rounded up
+   * to WINO_PAD, the last one ragged). 768 KiB blocks keep ResNet-50's
+   * arena at 6.1 MiB (1 MiB: 6.2, 1.5 MiB: 6.8) and PP-OCRv4 det's at 27. */
+  uint64_t per_tile = (uint64_t)(g->nxi * (s->C + g->Mp)) * 4u;
+  uint64_t fixed = (uint64_t)(g->nxi * 2 * 16) * 4u + 128u;
+  uint64_t cap = fixed + per_tile * (uint64_t)g->Tp <= HC_WINO_MAX_WORKSPACE ? HC_WINO_MAX_WORKSPACE : HC_WINO_BLOCK_WORKSPACE;
+  int64_t tb = cap > fixed ? (int64_t)((cap - fixed) / per_tile) : 0;
+  tb = tb / WINO_PAD * WINO_PAD;
+  if (tb < WINO_PAD) tb = WINO_PAD;
+  if (tb > g->Tp) tb = g->Tp;
+  g->nblk = (g->T + tb - 1) / tb;
+  int64_t even = (g->T + g->nblk - 1) / g->nblk;
+  g->Tb = (even + WINO_PAD - 1) / WINO_PAD * WINO_PAD;
+  g->nblk = (g->T + g->Tb - 1) / g->Tb;
   uint64_t off = 0;
   g->u_off = off;
   if (!packed) off = align64(off + (uint64_t)(g->nxi * s->C * g->Mp) * 4u);
   /* One cache line more than the matrices: the alpha^2 vectors a transform
    * task loads or stores, one per xi, would otherwise often lie a multiple
    * of 4 KiB apart and compete for one L1 set. */
-  g->vxs = s->C * g->Tp + 16;
-  g->mxs = g->Mp * g->Tp + 16;
+  g->vxs = s->C * g->Tb + 16;
+  g->mxs = g->Mp * g->Tb + 16;
   g->v_off = off;
   off = align64(off + (uint64_t)(g->nxi * g->vxs) * 4u);
   g->x_off = off;
@@ -139,7 +162,9 @@ int hc_wino_choose(const hc_wino_shape* s) {
    * large planes where a CNN's activations peak they would raise the
    * arena (ResNet-50's layer-1/2 transforms took it from 6.2 to 8.3 MiB,
    * PP-OCRv4 det's from 29 to 45 MiB, past ONNX Runtime's). About the L2
-   * size, they also stay in cache between the three stages. */
+   * size, they also stay in cache between the three stages. So the tiles
+   * go in blocks (wino_geometry); a shape is rejected only when one block
+   * of WINO_PAD tiles does not fit. */
   for (; m >= 2; m -= 2) {
     if (m == 2 && t2 < 32) return 0;
     wino_geo g;
@@ -219,6 +244,9 @@ typedef struct wino_emit {
   unsigned vl;
   bool packed;
   LLVMValueRef tab; /* i32 tables, see emit_tables */
+  /* The block of tiles being emitted: global tiles [bt0, bt0 + tn), tnp
+   * being tn padded to WINO_PAD; V and Mx index them from 0. */
+  int64_t bt0, tn, tnp;
 } wino_emit;
 
 /* The constant c as a value of type `type` (a float type or a vector of one). */
@@ -375,7 +403,7 @@ static hx_status_t emit_input(wino_emit* e) {
   const wino_geo* g = &e->g;
   int a = t->a;
   unsigned vl = e->vl;
-  int64_t nb = g->Tp / vl;
+  int64_t nb = e->tnp / vl;
   hc_kb kb;
   HX_RETURN_IF_ERROR(hc_kb_begin(e->lc, e->n, e->t.m == 4 ? "wino4_in" : "wino2_in", s->C * nb, &kb));
   hc_ukr_prefer_full_width(&kb);
@@ -388,8 +416,9 @@ static hx_status_t emit_input(wino_emit* e) {
   LLVMValueRef t0 = hc_kb_imul(&kb, LLVMBuildURem(b, tk, hc_kb_i64(&kb, nb), ""), hc_kb_i64(&kb, vl));
   LLVMTypeRef i32 = LLVMInt32TypeInContext(kb.lc->llctx);
   LLVMValueRef cplane = LLVMBuildTrunc(b, hc_kb_imul(&kb, c, hc_kb_i64(&kb, s->H * s->W)), i32, "");
-  LLVMValueRef base = LLVMBuildAdd(b, tab_vec(&kb, e, TAB_XBASE, t0), hc_kb_splat(&kb, cplane, vl), "");
-  LLVMValueRef y0 = tab_vec(&kb, e, TAB_Y0, t0), x0 = tab_vec(&kb, e, TAB_X0, t0);
+  LLVMValueRef gt0 = hc_kb_iadd(&kb, t0, hc_kb_i64(&kb, e->bt0)); /* the tables' index */
+  LLVMValueRef base = LLVMBuildAdd(b, tab_vec(&kb, e, TAB_XBASE, gt0), hc_kb_splat(&kb, cplane, vl), "");
+  LLVMValueRef y0 = tab_vec(&kb, e, TAB_Y0, gt0), x0 = tab_vec(&kb, e, TAB_X0, gt0);
   LLVMValueRef rowm[WINO_MAX_A], colm[WINO_MAX_A];
   for (int r = 0; r < a; ++r) {
     rowm[r] = LLVMBuildICmp(b, LLVMIntULT, LLVMBuildAdd(b, y0, splat_i32(&kb, r, vl), ""), splat_i32(&kb, s->H, vl), "");
@@ -412,13 +441,14 @@ static hx_status_t emit_input(wino_emit* e) {
       for (int r = 0; r < a; ++r) col[r] = u[r][j];
       LLVMValueRef v = lin(&kb, t->BT[i], col, a);
       LLVMValueRef idx = hc_kb_iadd(&kb, hc_kb_iadd(&kb, hc_kb_i64(&kb, (int64_t)(i * a + j) * g->vxs),
-                                                    hc_kb_imul(&kb, c, hc_kb_i64(&kb, g->Tp))),
+                                                    hc_kb_imul(&kb, c, hc_kb_i64(&kb, g->Tb))),
                                     t0);
       hc_ukr_store(&kb, HX_DTYPE_FLOAT32, V, idx, v, vl, vl);
     }
   hc_loop_end(&kb, &task);
-  hc_kb_end(&kb, (double)(s->C * g->Tp) * 4.0 * a * a * 2.0,
-            (double)hc_value_nbytes(e->n->inputs[0]) + (double)(g->nxi * s->C * g->Tp) * 4.0);
+  hc_kb_end(&kb, (double)(s->C * e->tnp) * 4.0 * a * a * 2.0,
+            (double)hc_value_nbytes(e->n->inputs[0]) * (double)e->tn / (double)g->T +
+                (double)(g->nxi * s->C * e->tnp) * 4.0);
   return HX_OK;
 }
 
@@ -443,8 +473,8 @@ static void plan_products(const wino_emit* e, mm_plan* q) {
   }
   q->ncb = (nvec + q->nv - 1) / q->nv;
   q->nv_last = (int)(nvec - (q->ncb - 1) * q->nv);
-  q->nfull = e->g.T / q->mr;
-  q->rem = e->g.T % q->mr;
+  q->nfull = e->tn / q->mr;
+  q->rem = e->tn % q->mr;
   /* About 48 tiles per task. */
   q->kchunk = (48 + q->mr - 1) / q->mr;
   q->ntc = q->nfull > 0 ? (q->nfull + q->kchunk - 1) / q->kchunk : 1;
@@ -456,7 +486,7 @@ static void plan_products(const wino_emit* e, mm_plan* q) {
 static void mm_tile(hc_kb* kb, const wino_emit* e, LLVMValueRef U, LLVMValueRef V, LLVMValueRef Mx, LLVMValueRef xi,
                     LLVMValueRef m0, LLVMValueRef t0, int mr, int nv) {
   const hc_wino_shape* s = e->s;
-  int64_t Tp = e->g.Tp, Mp = e->g.Mp;
+  int64_t Tb = e->g.Tb, Mp = e->g.Mp;
   unsigned vl = e->vl;
   hc_ukr u;
   memset(&u, 0, sizeof u);
@@ -468,7 +498,7 @@ static void mm_tile(hc_kb* kb, const wino_emit* e, LLVMValueRef U, LLVMValueRef 
   u.a = V;
   u.b = U;
   u.a_base = hc_kb_iadd(kb, hc_kb_imul(kb, xi, hc_kb_i64(kb, e->g.vxs)), t0);
-  u.a_outer = Tp;
+  u.a_outer = Tb;
   for (int i = 0; i < mr; ++i) u.a_row[i] = i;
   /* m0 is a multiple of nv * vl: of 16 unless a single 8-lane vector. */
   LLVMValueRef panel = LLVMBuildUDiv(kb->b, m0, hc_kb_i64(kb, WINO_PW), "");
@@ -551,8 +581,8 @@ static hx_status_t emit_products(wino_emit* e) {
     LLVMPositionBuilderAtEnd(b, join);
   }
   hc_loop_end(&kb, &task);
-  hc_kb_end(&kb, 2.0 * (double)(g->nxi * g->Mp * s->C * g->T),
-            (double)(g->nxi * (g->Mp * s->C + s->C * g->T + g->Mp * g->T)) * 4.0);
+  hc_kb_end(&kb, 2.0 * (double)(g->nxi * g->Mp * s->C * e->tn),
+            (double)(g->nxi * (g->Mp * s->C + s->C * e->tn + g->Mp * e->tn)) * 4.0);
   return HX_OK;
 }
 
@@ -567,7 +597,7 @@ static hx_status_t emit_output(wino_emit* e) {
   unsigned vl = e->vl;
   int64_t ncv = (s->M + vl - 1) / vl;
   hc_kb kb;
-  HX_RETURN_IF_ERROR(hc_kb_begin(e->lc, e->n, e->t.m == 4 ? "wino4_out" : "wino2_out", g->T * ncv, &kb));
+  HX_RETURN_IF_ERROR(hc_kb_begin(e->lc, e->n, e->t.m == 4 ? "wino4_out" : "wino2_out", e->tn * ncv, &kb));
   hc_ukr_prefer_full_width(&kb);
   LLVMBuilderRef b = kb.b;
   const hc_node* n = e->n;
@@ -583,8 +613,8 @@ static hx_status_t emit_output(wino_emit* e) {
   LLVMValueRef tk = hc_kb_task_loop_begin(&kb, &task);
   /* Consecutive tasks: neighbouring tiles of the same channels (stores run
    * along the output rows). */
-  LLVMValueRef tt = LLVMBuildURem(b, tk, hc_kb_i64(&kb, g->T), "");
-  LLVMValueRef m0 = hc_kb_imul(&kb, LLVMBuildUDiv(b, tk, hc_kb_i64(&kb, g->T), ""), hc_kb_i64(&kb, vl));
+  LLVMValueRef tt = LLVMBuildURem(b, tk, hc_kb_i64(&kb, e->tn), ""); /* in the block */
+  LLVMValueRef m0 = hc_kb_imul(&kb, LLVMBuildUDiv(b, tk, hc_kb_i64(&kb, e->tn), ""), hc_kb_i64(&kb, vl));
   LLVMValueRef q[4][WINO_MAX_A];
   for (int j = 0; j < a; ++j) {
     LLVMValueRef col[WINO_MAX_A];
@@ -614,7 +644,8 @@ static hx_status_t emit_output(wino_emit* e) {
     hc_ukr_store(&kb, HX_DTYPE_FLOAT32, buf, hc_kb_i64(&kb, (int64_t)i * m * vl), rows, (unsigned)m * vl,
                  (unsigned)m * vl);
   }
-  LLVMValueRef img = tab_at(&kb, e, TAB_IMG, tt), oy = tab_at(&kb, e, TAB_OY, tt), ox = tab_at(&kb, e, TAB_OX, tt);
+  LLVMValueRef gt = hc_kb_iadd(&kb, tt, hc_kb_i64(&kb, e->bt0));
+  LLVMValueRef img = tab_at(&kb, e, TAB_IMG, gt), oy = tab_at(&kb, e, TAB_OY, gt), ox = tab_at(&kb, e, TAB_OX, gt);
   int64_t rw = s->OW - (g->tw - 1) * m; /* columns of the last tile of a row */
   LLVMValueRef isfull = rw == m ? NULL
                                 : LLVMBuildICmp(b, LLVMIntSLE, hc_kb_iadd(&kb, ox, hc_kb_i64(&kb, m)),
@@ -661,9 +692,10 @@ static hx_status_t emit_output(wino_emit* e) {
   }
   hc_loop_end(&kb, &ll);
   hc_loop_end(&kb, &task);
-  double points = (double)(s->N * s->M * s->OH * s->OW);
-  hc_kb_end(&kb, (double)(g->Mp * g->T) * (double)(a * a + m * m) * 2.0 + points * hc_epilogue_flops_per_element(n),
-            (double)(g->nxi * g->Mp * g->T) * 4.0 + points * 4.0 + hc_epilogue_bytes(n));
+  double share = (double)e->tn / (double)g->T;
+  double points = (double)(s->N * s->M * s->OH * s->OW) * share;
+  hc_kb_end(&kb, (double)(g->Mp * e->tn) * (double)(a * a + m * m) * 2.0 + points * hc_epilogue_flops_per_element(n),
+            (double)(g->nxi * g->Mp * e->tn) * 4.0 + points * 4.0 + hc_epilogue_bytes(n) * share);
   return HX_OK;
 }
 
@@ -679,7 +711,14 @@ hx_status_t hc_wino_emit(hc_lower_ctx* lc, const hc_node* n, const hc_wino_shape
   wino_geometry(s, m, e.packed, &e.g);
   HX_RETURN_IF_ERROR(emit_tables(&e));
   if (!e.packed) HX_RETURN_IF_ERROR(emit_weights(&e));
-  HX_RETURN_IF_ERROR(emit_input(&e));
-  HX_RETURN_IF_ERROR(emit_products(&e));
-  return emit_output(&e);
+  /* The three stages once per block of tiles, all in the same V and Mx. */
+  for (int64_t blk = 0; blk < e.g.nblk; ++blk) {
+    e.bt0 = blk * e.g.Tb;
+    e.tn = e.g.T - e.bt0 < e.g.Tb ? e.g.T - e.bt0 : e.g.Tb;
+    e.tnp = (e.tn + WINO_PAD - 1) / WINO_PAD * WINO_PAD;
+    HX_RETURN_IF_ERROR(emit_input(&e));
+    HX_RETURN_IF_ERROR(emit_products(&e));
+    HX_RETURN_IF_ERROR(emit_output(&e));
+  }
+  return HX_OK;
 }

@@ -17,9 +17,14 @@ import tempfile
 
 # (folder: 0 fusion cases, 1 conv_pool cases; case; tile size or 0 for no Winograd; weights at run time)
 CASES = [
-    # ResNet-50's layer-1 shape: F(4,3)'s transformed images (3.8 MB) exceed
-    # the workspace cap (HC_WINO_MAX_WORKSPACE), so it stays direct.
-    (0, "fast_conv_wino_56", 0, False),
+    # ResNet-50's layer-1 and layer-2 shapes: the transformed images of all
+    # tiles (3.8 and 3.4 MB) exceed the workspace cap (HC_WINO_MAX_WORKSPACE),
+    # so the tiles go in blocks (HC_WINO_BLOCK_WORKSPACE: seven of 32).
+    (0, "fast_conv_wino_56", 4, False),
+    (0, "fast_conv_wino_28", 2, False),
+    # 625 tiles in ten blocks, the last one ragged (49 tiles).
+    (0, "fast_conv_wino_blocks", 4, False),
+    (0, "fast_conv_wino_blocks_wrt", 4, True),
     (0, "fast_conv_wino4_ragged", 4, False),
     (0, "fast_conv_wino4_b2_wrt", 4, True),
     (0, "fuse_conv_wino4x4_res_relu", 4, False),

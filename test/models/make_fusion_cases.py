@@ -220,7 +220,8 @@ def kernel_cases(root):
         "conv_1x1_s2": (1, 24, 14, 15, 40, 1, 2, 0, 1, 1),
         # Winograd F(4x4,3x3) (compiler/ops/conv_winograd.c): planes that are
         # not multiples of the tile, pad 0, a batch of 2, output channels that
-        # leave a remainder of the register tile, ResNet-50's layer shapes.
+        # leave a remainder of the register tile, ResNet-50's layer shapes,
+        # tiles in several blocks.
         "conv_wino_13x17": (1, 32, 13, 17, 24, 3, 1, 1, 1, 1),
         "conv_wino_nopad": (1, 20, 18, 22, 21, 3, 1, 0, 1, 1),
         "conv_wino_b2_m80": (2, 48, 14, 14, 80, 3, 1, 1, 1, 1),
@@ -229,6 +230,8 @@ def kernel_cases(root):
         "conv_wino_56": (1, 64, 56, 56, 64, 3, 1, 1, 1, 1),
         "conv_wino4_ragged": (1, 16, 45, 50, 24, 3, 1, 1, 1, 1),
         "conv_wino4_b2": (2, 24, 30, 33, 40, 3, 1, 1, 1, 1),
+        # 625 4x4 tiles in ten blocks of the workspace (64 tiles, the last 49).
+        "conv_wino_blocks": (1, 32, 100, 100, 40, 3, 1, 1, 1, 1),
     }.items():
         x = randf(N, C, H, W)
         w = (randf(M, C // g, k, k) / math.sqrt(C // g * k * k)).astype(np.float32)
