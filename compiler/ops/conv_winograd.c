@@ -217,18 +217,7 @@ hx_status_t hc_wino_prepack(hc_graph* g, hc_node* n, const hc_wino_shape* s, int
   transform_weights(w->data, s, &t, data);
   char name[256];
   snprintf(name, sizeof name, "%s.wino%d", w->name, m);
-  hc_value* pv;
-  HX_RETURN_IF_ERROR(hc_graph_add_value(g, name, HX_DTYPE_FLOAT32, 4, dims, &pv));
-  pv->kind = HC_VALUE_CONST;
-  pv->data = data;
-  hc_packed_input* pk = hc_arena_alloc(&g->arena, sizeof *pk);
-  if (!pk) return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory transforming '%s'", w->name);
-  memset(pk, 0, sizeof *pk);
-  pk->input = 1;
-  pk->layout = HC_PACK_WINOGRAD;
-  pk->original = w;
-  n->packed = pk;
-  n->inputs[1] = pv;
+  HX_RETURN_IF_ERROR(hc_install_packed(g, n, w, name, HX_DTYPE_FLOAT32, 4, dims, data, HC_PACK_WINOGRAD, NULL));
   *out_done = true;
   return HX_OK;
 }

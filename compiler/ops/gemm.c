@@ -1110,10 +1110,29 @@ uint64_t hc_gemm_workspace(const hc_mm_desc* d) {
 
 int hc_pack_panel_width(hx_dtype_t dt) { return dt == HX_DTYPE_FLOAT64 ? 8 : 16; }
 
+hx_status_t hc_install_packed(hc_graph* g, hc_node* n, hc_value* original, const char* name, hx_dtype_t elem,
+                              int rank, const int64_t* dims, void* data, int layout, hc_packed_input** out) {
+  hc_value* pv;
+  HX_RETURN_IF_ERROR(hc_graph_add_value(g, name, elem, rank, dims, &pv));
+  pv->kind = HC_VALUE_CONST;
+  pv->data = data;
+  hc_packed_input* pk = hc_arena_alloc(&g->arena, sizeof *pk);
+  if (!pk) return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory packing '%s'", original->name);
+  memset(pk, 0, sizeof *pk);
+  pk->input = 1;
+  pk->layout = layout;
+  pk->original = original;
+  n->packed = pk;
+  n->inputs[1] = pv;
+  if (out) *out = pk;
+  return HX_OK;
+}
+
 hx_status_t hc_install_panels(hc_graph* g, hc_node* n, hc_value* original, hx_dtype_t elem, uint8_t* data,
                               size_t bytes, const int64_t dims[4]) {
   hc_value* src = n->inputs[1];
   bool narrowed = hc_packed_is(n, 1, HC_PACK_PLAIN);
+  int scales_count = narrowed ? n->packed->scales_count : 0;
   /* An INT8 copy is a flat byte value: panels, then the float32 scales. */
   int64_t flat[1] = {(int64_t)bytes};
   if (elem == HX_DTYPE_INT8) {
@@ -1123,26 +1142,14 @@ hx_status_t hc_install_panels(hc_graph* g, hc_node* n, hc_value* original, hx_dt
   }
   char name[256];
   snprintf(name, sizeof name, "%s.panels%d", src->name, (int)dims[3]);
-  hc_value* pv;
-  if (elem == HX_DTYPE_INT8)
-    HX_RETURN_IF_ERROR(hc_graph_add_value(g, name, elem, 1, flat, &pv));
-  else
-    HX_RETURN_IF_ERROR(hc_graph_add_value(g, name, elem, 4, dims, &pv));
-  pv->kind = HC_VALUE_CONST;
-  pv->data = data;
-  hc_packed_input* pk = hc_arena_alloc(&g->arena, sizeof *pk);
-  if (!pk) return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory packing '%s'", original->name);
-  memset(pk, 0, sizeof *pk);
-  pk->input = 1;
-  pk->layout = HC_PACK_PANELS;
-  pk->original = original;
+  hc_packed_input* pk;
+  HX_RETURN_IF_ERROR(hc_install_packed(g, n, original, name, elem, elem == HX_DTYPE_INT8 ? 1 : 4,
+                                       elem == HX_DTYPE_INT8 ? flat : dims, data, HC_PACK_PANELS, &pk));
   if (narrowed) {
     pk->elem = elem;
-    pk->scales_count = n->packed->scales_count;
+    pk->scales_count = scales_count;
     pk->scales_offset = elem == HX_DTYPE_INT8 ? hc_q8_scales_offset(bytes) : 0;
   }
-  n->packed = pk;
-  n->inputs[1] = pv;
   return HX_OK;
 }
 

@@ -28,7 +28,13 @@ bool hc_conv_fast(const hc_node* n);
 hx_status_t hc_matmul_prepack(hc_graph* g, hc_node* n, bool* out_done);
 hx_status_t hc_conv_prepack(hc_graph* g, hc_node* n, bool* out_done);
 
-/* The end both prepacks share: `data` (from hc_graph_alloc_data) holds
+/* Adds the packed constant `name` (elem, rank/dims, `data` from
+ * hc_graph_alloc_data) of input 1 of n, records hc_node.packed with
+ * `layout` and `original` (the unpacked weight), and rewires input 1 to it.
+ * *out (may be NULL): the record, for layout-specific fields. */
+hx_status_t hc_install_packed(hc_graph* g, hc_node* n, hc_value* original, const char* name, hx_dtype_t elem,
+                              int rank, const int64_t* dims, void* data, int layout, struct hc_packed_input** out);
+/* The end both panel prepacks share: `data` (from hc_graph_alloc_data) holds
  * `bytes` of panels of input 1 of n in `elem` (dims: [batches, panels, K,
  * pw]); for INT8 the narrowed copy's scales are appended after them. Adds
  * the packed constant, records hc_node.packed (layout HC_PACK_PANELS,
