@@ -2,8 +2,10 @@
  * (huge pages unless HX_HUGEPAGES=0), small ones plain aligned memory, and
  * every byte asked for is usable. */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "arena_memory.h"
 #include "test/support/test_support.h"
@@ -29,6 +31,35 @@ static void large_arenas_are_huge_page_mappings(void** state) {
   fill_and_free(9 * MIB, 4096, 1, 2 * MIB);
 }
 
+/* Resident bytes of this process (/proc/self/statm). */
+static size_t resident_bytes(void) {
+  FILE* f = fopen("/proc/self/statm", "r");
+  assert_non_null(f);
+  unsigned long size = 0, resident = 0;
+  assert_int_equal(fscanf(f, "%lu %lu", &size, &resident), 2);
+  fclose(f);
+  return (size_t)resident * (size_t)sysconf(_SC_PAGESIZE);
+}
+
+/* A huge-page arena costs its own size, not its size rounded up to 2 MiB:
+ * the part past the last whole huge page stays in small pages (on a
+ * kernel without transparent huge pages this holds trivially). */
+static void huge_page_arenas_cost_their_size(void** state) {
+  unsetenv("HX_HUGEPAGES");
+  size_t bytes = 4 * MIB + 100 * 1024;
+  int mapped = -1;
+  size_t before = resident_bytes();
+  unsigned char* p = hx_arena_memory_alloc(bytes, 64, &mapped);
+  assert_non_null(p);
+  memset(p, 1, bytes);
+  size_t grown = resident_bytes() - before;
+  hx_arena_memory_free(p, bytes, mapped);
+  if (grown > bytes + 256 * 1024) {
+    print_error("a %zu-byte arena made the process %zu bytes larger\n", bytes, grown);
+    fail();
+  }
+}
+
 static void small_arenas_are_aligned_allocations(void** state) {
   unsetenv("HX_HUGEPAGES");
   fill_and_free(1000, 64, 0, 64);
@@ -44,6 +75,7 @@ static void environment_turns_huge_pages_off(void** state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(large_arenas_are_huge_page_mappings),
+      cmocka_unit_test(huge_page_arenas_cost_their_size),
       cmocka_unit_test(small_arenas_are_aligned_allocations),
       cmocka_unit_test(environment_turns_huge_pages_off),
   };
