@@ -142,6 +142,18 @@ static int64_t window_count(const pool_plan* p, int i, int64_t o, bool with_pad)
   return hi > lo ? hi - lo : 0;
 }
 
+/* Task t of a kernel split into (plane, block of RB output rows) tasks,
+ * NRB blocks per plane: the plane's x and y offsets and its rows [lo, hi). */
+static void task_rows(hc_kb* kb, const pool_plan* p, LLVMValueRef t, int64_t NRB, int64_t RB, int64_t rows,
+                      LLVMValueRef* xplane, LLVMValueRef* yplane, LLVMValueRef* lo, LLVMValueRef* hi) {
+  LLVMValueRef rb = LLVMBuildURem(kb->b, t, hc_kb_i64(kb, NRB), "");
+  LLVMValueRef plane = LLVMBuildUDiv(kb->b, t, hc_kb_i64(kb, NRB), "");
+  *xplane = hc_kb_imul(kb, plane, hc_kb_i64(kb, p->in_plane));
+  *yplane = hc_kb_imul(kb, plane, hc_kb_i64(kb, p->out_plane));
+  *lo = hc_kb_imul(kb, rb, hc_kb_i64(kb, RB));
+  *hi = hc_kb_imin(kb, hc_kb_iadd(kb, *lo, hc_kb_i64(kb, RB)), hc_kb_i64(kb, rows));
+}
+
 /* State of one pooling kernel while it is emitted. */
 typedef struct pool_emit {
   hc_kb* kb;
@@ -341,12 +353,8 @@ static hx_status_t lower_max_pool_separable(hc_lower_ctx* lc, hc_node* n, const 
     LLVMBuildStore(b, init, LLVMBuildGEP2(b, ct, vbuf, &c, 1, ""));
     hc_loop_end(&kb, &cl);
   }
-  LLVMValueRef rb = LLVMBuildURem(b, t, hc_kb_i64(&kb, NRB), "");
-  LLVMValueRef plane = LLVMBuildUDiv(b, t, hc_kb_i64(&kb, NRB), "");
-  LLVMValueRef xplane = hc_kb_imul(&kb, plane, hc_kb_i64(&kb, p.in_plane));
-  LLVMValueRef yplane = hc_kb_imul(&kb, plane, hc_kb_i64(&kb, p.out_plane));
-  LLVMValueRef r_lo = hc_kb_imul(&kb, rb, hc_kb_i64(&kb, RB));
-  LLVMValueRef r_hi = hc_kb_imin(&kb, hc_kb_iadd(&kb, r_lo, hc_kb_i64(&kb, RB)), hc_kb_i64(&kb, rows));
+  LLVMValueRef xplane, yplane, r_lo, r_hi;
+  task_rows(&kb, &p, t, NRB, RB, rows, &xplane, &yplane, &r_lo, &r_hi);
 
   hc_loop row;
   LLVMValueRef q = hc_loop_begin(&kb, &row, r_lo, r_hi, "row");
@@ -495,12 +503,8 @@ static hx_status_t lower_pool(hc_lower_ctx* lc, hc_node* n, bool is_max) {
 
   hc_loop task;
   LLVMValueRef t = hc_kb_task_loop_begin(&kb, &task);
-  LLVMValueRef rb = LLVMBuildURem(b, t, hc_kb_i64(&kb, NRB), "");
-  LLVMValueRef plane = LLVMBuildUDiv(b, t, hc_kb_i64(&kb, NRB), "");
-  LLVMValueRef xplane = hc_kb_imul(&kb, plane, hc_kb_i64(&kb, p.in_plane));
-  LLVMValueRef yplane = hc_kb_imul(&kb, plane, hc_kb_i64(&kb, p.out_plane));
-  LLVMValueRef r_lo = hc_kb_imul(&kb, rb, hc_kb_i64(&kb, RB));
-  LLVMValueRef r_hi = hc_kb_imin(&kb, hc_kb_iadd(&kb, r_lo, hc_kb_i64(&kb, RB)), hc_kb_i64(&kb, rows));
+  LLVMValueRef xplane, yplane, r_lo, r_hi;
+  task_rows(&kb, &p, t, NRB, RB, rows, &xplane, &yplane, &r_lo, &r_hi);
 
   hc_loop row;
   LLVMValueRef r = hc_loop_begin(&kb, &row, r_lo, r_hi, "row");
