@@ -68,6 +68,15 @@ LLVMValueRef hc_fused_eval(hc_kb* kb, const hc_node* n, LLVMValueRef result, LLV
   return r;
 }
 
+/* Element index of extra operand k at output coordinates coord[0..2]. */
+static LLVMValueRef operand_index(hc_kb* kb, const hc_epilogue* e, int k, LLVMValueRef* coord) {
+  LLVMValueRef idx = hc_kb_i64(kb, 0);
+  for (int d = 0; d < 3; ++d)
+    if (e->coef[k][d])
+      idx = hc_kb_iadd(kb, idx, e->coef[k][d] == 1 ? coord[d] : hc_kb_imul(kb, coord[d], hc_kb_i64(kb, e->coef[k][d])));
+  return idx;
+}
+
 LLVMValueRef hc_epilogue_apply(hc_kb* kb, const hc_epilogue* e, LLVMValueRef value, LLVMValueRef* coord) {
   if (!e->count) return value;
   const hc_node* n = e->node;
@@ -77,11 +86,7 @@ LLVMValueRef hc_epilogue_apply(hc_kb* kb, const hc_epilogue* e, LLVMValueRef val
     int k = i - n->fused_input_base;
     const hc_value* v = n->inputs[i];
     if (!v) continue;
-    LLVMValueRef idx = hc_kb_i64(kb, 0);
-    for (int g = 0; g < 3; ++g)
-      if (e->coef[k][g])
-        idx = hc_kb_iadd(kb, idx, e->coef[k][g] == 1 ? coord[g] : hc_kb_imul(kb, coord[g], hc_kb_i64(kb, e->coef[k][g])));
-    inputs[i] = hc_kb_load(kb, v->dtype, e->ptr[k], idx);
+    inputs[i] = hc_kb_load(kb, v->dtype, e->ptr[k], operand_index(kb, e, k, coord));
   }
   return hc_fused_eval(kb, n, value, inputs);
 }
@@ -120,10 +125,7 @@ static LLVMValueRef apply_whole_vector(hc_kb* kb, const hc_epilogue* e, LLVMValu
     int k = i - n->fused_input_base;
     const hc_value* v = n->inputs[i];
     if (!v) continue;
-    LLVMValueRef idx = hc_kb_i64(kb, 0);
-    for (int d = 0; d < 3; ++d)
-      if (e->coef[k][d])
-        idx = hc_kb_iadd(kb, idx, e->coef[k][d] == 1 ? coord[d] : hc_kb_imul(kb, coord[d], hc_kb_i64(kb, e->coef[k][d])));
+    LLVMValueRef idx = operand_index(kb, e, k, coord);
     if (e->coef[k][g] == 0) {
       inputs[i] = hc_kb_splat(kb, hc_kb_load(kb, v->dtype, e->ptr[k], idx), vl);
     } else if (lanes >= vl) {

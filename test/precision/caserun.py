@@ -5,6 +5,7 @@ import argparse
 import concurrent.futures
 import glob
 import os
+import subprocess
 import sys
 
 
@@ -17,6 +18,23 @@ def parser():
     ap.add_argument("--targets", default="native,x86-64-v3")
     ap.add_argument("-j", type=int, default=os.cpu_count() or 1)
     return ap
+
+
+def compile_and_run(args, compile_cmd, case, tmp):
+    """Compiles with compile_cmd (a harnessc command line without -o) into
+    tmp, runs the artifact on the case's test_data_set_0 and writes its
+    outputs as tmp/output_N.npy. Returns (None, data folder) on success,
+    else (the reason, None)."""
+    so = os.path.join(tmp, "model.so")
+    r = subprocess.run(compile_cmd + ["-o", so], capture_output=True, text=True)
+    if r.returncode != 0:
+        return "compile failed: " + r.stderr.strip(), None
+    data = os.path.join(case, "test_data_set_0")
+    r = subprocess.run([os.path.join(args.bin, "harness-run"), so, "--inputs", data, "--outputs", tmp,
+                        "--format", "npy"], capture_output=True, text=True)
+    if r.returncode != 0:
+        return "run failed: " + r.stderr.strip(), None
+    return None, data
 
 
 def run_all(args, marker, run_case):

@@ -12,7 +12,6 @@ exit status: 0 when every case passes.
 """
 import glob
 import os
-import subprocess
 import tempfile
 
 import caserun  # test/precision/caserun.py, beside this script
@@ -25,17 +24,11 @@ def run_case(args, case, level, target):
     """Compiles and runs one case; returns None on success, else the reason."""
     precision = open(os.path.join(case, "precision")).read().strip()
     with tempfile.TemporaryDirectory(prefix="hxprec") as tmp:
-        so = os.path.join(tmp, "model.so")
-        cmd = [os.path.join(args.bin, "harnessc"), os.path.join(case, "model.onnx"), "-o", so, "-O%d" % level,
+        cmd = [os.path.join(args.bin, "harnessc"), os.path.join(case, "model.onnx"), "-O%d" % level,
                "--target", target, "--precision", precision]
-        r = subprocess.run(cmd, capture_output=True, text=True)
-        if r.returncode != 0:
-            return "compile failed: " + r.stderr.strip()
-        data = os.path.join(case, "test_data_set_0")
-        r = subprocess.run([os.path.join(args.bin, "harness-run"), so, "--inputs", data, "--outputs", tmp,
-                            "--format", "npy"], capture_output=True, text=True)
-        if r.returncode != 0:
-            return "run failed: " + r.stderr.strip()
+        why, data = caserun.compile_and_run(args, cmd, case, tmp)
+        if why:
+            return why
         for f in sorted(glob.glob(os.path.join(data, "output_*.pb"))):
             i = int(os.path.basename(f)[len("output_"):-3])
             want = numpy_helper.to_array(onnx.load_tensor(f)).astype(np.float64)

@@ -65,15 +65,9 @@ def run_case(args, case, level, target):
                 return "no %s kernel (kernels: %s)" % (w[1:], ", ".join(sorted(ops)))
             if w[0] == "-" and w[1:] in ops:
                 return "a %s kernel is left (kernels: %s)" % (w[1:], ", ".join(sorted(ops)))
-        so = os.path.join(tmp, "model.so")
-        r = subprocess.run(base + ["-o", so], capture_output=True, text=True)
-        if r.returncode != 0:
-            return "compile failed: " + r.stderr.strip()
-        data = os.path.join(case, "test_data_set_0")
-        r = subprocess.run([os.path.join(args.bin, "harness-run"), so, "--inputs", data, "--outputs", tmp,
-                            "--format", "npy"], capture_output=True, text=True)
-        if r.returncode != 0:
-            return "run failed: " + r.stderr.strip()
+        why, data = caserun.compile_and_run(args, base, case, tmp)
+        if why:
+            return why
         for i, (scale, is_float) in enumerate(output_steps(model)):
             want = numpy_helper.to_array(onnx.load_tensor(os.path.join(data, "output_%d.pb" % i)))
             got = np.load(os.path.join(tmp, "output_%d.npy" % i))

@@ -21,20 +21,13 @@ static int host_has_v4(void) {
 }
 
 static hx_status_t compile_fat(const char* model_path, const char* targets, const char* batches, char* out_path) {
-  strcpy(out_path, "/tmp/harness-fat-XXXXXX.so");
-  int fd = mkstemps(out_path, 3);
-  if (fd < 0) return hx_status_make(HX_STATUS_IO, "mkstemps failed");
-  close(fd);
   hc_compile_options o;
   hc_compile_options_init(&o);
   o.input_path = model_path;
-  o.output_path = out_path;
   o.target = targets;
   o.opt_level = 2;
   hx_status_t st = batches ? hc_parse_batch_list(batches, &o) : HX_OK;
-  if (st == HX_OK) st = hc_compile(&o);
-  if (st != HX_OK) unlink(out_path);
-  return st;
+  return st == HX_OK ? ts_compile_with(&o, out_path) : st;
 }
 
 static const char* tiny_cnn(void) {

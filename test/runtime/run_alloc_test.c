@@ -120,17 +120,12 @@ static void counter_sees_allocations(void** state) {
 
 /* Compiles the model at `path` into a temporary artifact (path in so). */
 static void compile(const char* path, int opt_level, char* so) {
-  strcpy(so, "/tmp/harness-alloc-XXXXXX.so");
-  int fd = mkstemps(so, 3);
-  assert_true(fd >= 0);
-  close(fd);
   hc_compile_options o;
   hc_compile_options_init(&o);
   o.input_path = path;
-  o.output_path = so;
   o.opt_level = opt_level;
   o.parallel_groups = HC_PARALLEL_GROUPS_ALL; /* branches.onnx runs its four lanes concurrently */
-  ts_assert_ok(hc_compile(&o));
+  ts_assert_ok(ts_compile_with(&o, so));
 }
 
 /* Compiles the model at `path`, then counts allocator calls over 1,000 runs. */

@@ -31,17 +31,23 @@ hx_status_t ts_compile(const char* model, char* out_path, int opt_level) {
 }
 
 hx_status_t ts_compile_groups(const char* model, char* out_path, int opt_level, int parallel_groups) {
+  hc_compile_options o;
+  hc_compile_options_init(&o);
+  o.input_path = ts_model(model);
+  o.opt_level = opt_level;
+  o.parallel_groups = parallel_groups;
+  return ts_compile_with(&o, out_path);
+}
+
+hx_status_t ts_compile_with(hc_compile_options* o, char* out_path) {
   strcpy(out_path, "/tmp/harness-unit-XXXXXX.so");
   int fd = mkstemps(out_path, 3);
   if (fd < 0) return hx_status_make(HX_STATUS_IO, "mkstemps failed");
   close(fd);
-  hc_compile_options o;
-  hc_compile_options_init(&o);
-  o.input_path = ts_model(model);
-  o.output_path = out_path;
-  o.opt_level = opt_level;
-  o.parallel_groups = parallel_groups;
-  return hc_compile(&o);
+  o->output_path = out_path;
+  hx_status_t st = hc_compile(o);
+  if (st != HX_OK) unlink(out_path);
+  return st;
 }
 
 void ts_assert_ok_impl(hx_status_t st, const char* file, int line) {

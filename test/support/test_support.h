@@ -22,6 +22,9 @@ hx_status_t ts_compile(const char* model, char* out_path, int opt_level);
 /* The same with a parallel-groups policy (HC_PARALLEL_GROUPS_*), e.g. ALL
  * for tests that need a model's branches to run as concurrent lanes. */
 hx_status_t ts_compile_groups(const char* model, char* out_path, int opt_level, int parallel_groups);
+/* Compiles with the options in o (its output_path is set here) into a new
+ * temporary artifact, named in out_path (removed again on failure). */
+hx_status_t ts_compile_with(hc_compile_options* o, char* out_path);
 /* Asserts st is OK, printing its message otherwise; frees it. */
 #define ts_assert_ok(st) ts_assert_ok_impl((st), __FILE__, __LINE__)
 void ts_assert_ok_impl(hx_status_t st, const char* file, int line);
