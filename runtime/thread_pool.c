@@ -1,9 +1,19 @@
 /* Fork-join pool: a generation counter publishes each loop, threads claim
- * chunks with a compare-and-swap on a word holding (generation, next index),
+ * chunks with compare-and-swaps on words holding (generation, chunk range),
  * and the caller returns as soon as every iteration is done -- not when every
  * worker has checked in, so a worker the OS has descheduled cannot stall a
  * kernel: whoever is running does its share. A late worker that wakes after
- * its loop ended finds the generation changed and claims nothing. */
+ * its loop ended finds the generation changed and claims nothing.
+ *
+ * Each thread has a home range of the loop's chunks (thread i: the i-th of
+ * `threads` equal parts) that it claims from the front; a thread whose home
+ * range is empty steals from the back of the others'. When the threads keep
+ * pace, thread i therefore runs the same part of every loop: consecutive
+ * kernels split alike (a GEMM's column blocks, a convolution's planes) find
+ * the data the previous kernel wrote on the same core, in its own L2, rather
+ * than pulling half of it across from the other core. Measured at 2 threads
+ * (bench/compare/ab.py): MobileNetV2 4%, EfficientNet-B0 5% and ResNet-50 2%
+ * faster than one shared counter. */
 #define _GNU_SOURCE
 #include "thread_pool.h"
 
@@ -41,11 +51,22 @@ typedef struct hx_pool_counter {
   _Alignas(HX_CACHE_LINE) atomic_uint_fast64_t busy_ns;
 } hx_pool_counter;
 
-/* The claim word: the loop's generation in the high bits, the next
- * unclaimed iteration in the low HX_POOL_INDEX_BITS. */
-#define HX_POOL_INDEX_BITS 44
+/* A range word: the loop's generation in the high bits, then the first
+ * unclaimed chunk of the range and the end of its unclaimed chunks
+ * (HX_POOL_CHUNK_BITS each). */
+#define HX_POOL_CHUNK_BITS 22
+#define HX_POOL_CHUNK_MASK ((1ull << HX_POOL_CHUNK_BITS) - 1)
+#define HX_POOL_INDEX_BITS (2 * HX_POOL_CHUNK_BITS)
 #define HX_POOL_INDEX_MASK ((1ull << HX_POOL_INDEX_BITS) - 1)
 #define HX_POOL_GEN_MASK ((1ull << (64 - HX_POOL_INDEX_BITS)) - 1)
+/* Chunks per thread: enough to balance uneven tasks and a late thread,
+ * few enough to keep the claim traffic small. */
+#define HX_POOL_CHUNKS_PER_THREAD 4
+
+/* One thread's home range of chunks, alone in its cache line. */
+typedef struct hx_pool_range {
+  _Alignas(HX_CACHE_LINE) atomic_uint_fast64_t word;
+} hx_pool_range;
 
 /* A loop's description. Two slots alternate by generation parity: a worker
  * that read a slot late sees its generation gone from the claim word and
@@ -62,8 +83,6 @@ struct hx_pool {
   _Alignas(HX_CACHE_LINE) hx_pool_job jobs[2];
   /* Published loop number; workers run a loop when it changes. */
   _Alignas(HX_CACHE_LINE) atomic_uint_fast64_t generation;
-  /* (generation, next iteration). Own line: every thread hammers it. */
-  _Alignas(HX_CACHE_LINE) atomic_uint_fast64_t claim;
   /* Iterations finished in the current loop. */
   _Alignas(HX_CACHE_LINE) atomic_int_fast64_t done;
   atomic_int parked; /* workers sleeping on the condition variable */
@@ -76,6 +95,7 @@ struct hx_pool {
   int threads;
   hx_pool_worker* workers; /* threads - 1 entries */
   hx_pool_counter* counters; /* threads entries */
+  hx_pool_range* ranges;     /* threads entries: home ranges of the current loop */
   int* cpus;               /* pinned CPU per thread, NULL when unpinned */
 };
 
@@ -92,8 +112,38 @@ static void pin_to_cpu(int cpu) {
   (void)pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
 }
 
-/* Claims chunks of loop `gen` until it is exhausted or over; `self` is the
- * thread's index for busy-time accounting. */
+/* Runs the tasks of chunk c. */
+static void run_chunk(struct hx_pool* pool, hx_pool_body_fn body, void* ctx, int64_t n, int64_t chunk, int64_t c) {
+  int64_t begin = c * chunk, end = begin + chunk < n ? begin + chunk : n;
+  body(ctx, begin, end);
+  /* Sequentially consistent add-then-check pairs with the caller's
+   * flag-then-check, so the caller's wake-up cannot be missed. */
+  if (atomic_fetch_add(&pool->done, end - begin) + (end - begin) == n && atomic_load(&pool->caller_parked)) {
+    pthread_mutex_lock(&pool->mutex);
+    pthread_cond_broadcast(&pool->done_cond);
+    pthread_mutex_unlock(&pool->mutex);
+  }
+}
+
+/* Claims one chunk of range r for loop `tag`: the first one when `front`
+ * (the owner), the last one otherwise (a thief). Returns the chunk, -1 when
+ * the range is empty, -2 when the loop is over (a later one owns the word). */
+static int64_t claim_chunk(hx_pool_range* r, uint64_t tag, int front) {
+  uint64_t word = atomic_load_explicit(&r->word, memory_order_acquire);
+  for (;;) {
+    if ((word & ~HX_POOL_INDEX_MASK) != tag) return -2;
+    uint64_t first = (word >> HX_POOL_CHUNK_BITS) & HX_POOL_CHUNK_MASK, end = word & HX_POOL_CHUNK_MASK;
+    if (first >= end) return -1;
+    uint64_t next = front ? tag | ((first + 1) << HX_POOL_CHUNK_BITS) | end : tag | (first << HX_POOL_CHUNK_BITS) | (end - 1);
+    /* Success proves the loop (and what was read of its job) is current. */
+    if (atomic_compare_exchange_weak_explicit(&r->word, &word, next, memory_order_acq_rel, memory_order_acquire))
+      return (int64_t)(front ? first : end - 1);
+  }
+}
+
+/* Runs chunks of loop `gen` until every range is empty or the loop is over:
+ * its own range from the front, then the others' from the back. `self` is
+ * the thread's index (home range, busy-time accounting). */
 static void run_chunks(struct hx_pool* pool, uint64_t gen, int self) {
   const hx_pool_job* job = &pool->jobs[gen & 1];
   hx_pool_body_fn body = (hx_pool_body_fn)atomic_load_explicit(&job->body, memory_order_relaxed);
@@ -103,25 +153,11 @@ static void run_chunks(struct hx_pool* pool, uint64_t gen, int self) {
   const uint64_t tag = (gen & HX_POOL_GEN_MASK) << HX_POOL_INDEX_BITS;
   const int account = atomic_load_explicit(&pool->accounting, memory_order_relaxed);
   uint64_t t0 = account ? now_ns() : 0;
-  uint64_t word = atomic_load_explicit(&pool->claim, memory_order_acquire);
-  for (;;) {
-    if ((word & ~HX_POOL_INDEX_MASK) != tag) break; /* the loop is over: a later one owns the word */
-    int64_t begin = (int64_t)(word & HX_POOL_INDEX_MASK);
-    if (begin >= n) break;
-    int64_t end = begin + chunk < n ? begin + chunk : n;
-    /* Success proves the loop (and what was read of its job) is current. */
-    if (!atomic_compare_exchange_weak_explicit(&pool->claim, &word, tag | (uint64_t)end, memory_order_acq_rel,
-                                               memory_order_acquire))
-      continue;
-    body(ctx, begin, end);
-    /* Sequentially consistent add-then-check pairs with the caller's
-     * flag-then-check, so the caller's wake-up cannot be missed. */
-    if (atomic_fetch_add(&pool->done, end - begin) + (end - begin) == n && atomic_load(&pool->caller_parked)) {
-      pthread_mutex_lock(&pool->mutex);
-      pthread_cond_broadcast(&pool->done_cond);
-      pthread_mutex_unlock(&pool->mutex);
-    }
-    word = atomic_load_explicit(&pool->claim, memory_order_acquire);
+  for (int v = 0; v < pool->threads; ++v) {
+    hx_pool_range* r = &pool->ranges[(self + v) % pool->threads];
+    int64_t c;
+    while ((c = claim_chunk(r, tag, v == 0)) >= 0) run_chunk(pool, body, ctx, n, chunk, c);
+    if (c == -2) break;
   }
   if (account)
     atomic_fetch_add_explicit(&pool->counters[self].busy_ns, now_ns() - t0, memory_order_relaxed);
@@ -166,6 +202,7 @@ static void stop_workers(struct hx_pool* pool, int started) {
 static void free_pool_memory(struct hx_pool* pool) {
   free(pool->workers);
   free(pool->counters);
+  free(pool->ranges);
   free(pool->cpus);
   free(pool);
 }
@@ -195,7 +232,6 @@ hx_status_t hx_pool_create(int threads, int pin, hx_pool_t** out_pool) {
   atomic_init(&pool->accounting, 0);
   pool->threads = threads;
   atomic_init(&pool->generation, 0);
-  atomic_init(&pool->claim, 0);
   atomic_init(&pool->done, 0);
   for (int j = 0; j < 2; ++j) {
     atomic_init(&pool->jobs[j].body, 0);
@@ -211,11 +247,15 @@ hx_status_t hx_pool_create(int threads, int pin, hx_pool_t** out_pool) {
   pthread_cond_init(&pool->done_cond, NULL);
   pool->workers = calloc((size_t)threads, sizeof(hx_pool_worker));
   pool->counters = aligned_alloc(HX_CACHE_LINE, sizeof(hx_pool_counter) * (size_t)threads);
-  if (!pool->workers || !pool->counters) {
+  pool->ranges = aligned_alloc(HX_CACHE_LINE, sizeof(hx_pool_range) * (size_t)threads);
+  if (!pool->workers || !pool->counters || !pool->ranges) {
     free_pool_memory(pool);
     return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "cannot allocate thread pool");
   }
-  for (int i = 0; i < threads; ++i) atomic_init(&pool->counters[i].busy_ns, 0);
+  for (int i = 0; i < threads; ++i) {
+    atomic_init(&pool->counters[i].busy_ns, 0);
+    atomic_init(&pool->ranges[i].word, 0);
+  }
   if (pin) pool->cpus = choose_cpus(threads);
   if (pool->cpus && pin == HX_POOL_PIN) pin_to_cpu(pool->cpus[0]);
   for (int i = 0; i < threads - 1; ++i) {
@@ -279,9 +319,9 @@ void hx_pool_parallel_for(hx_pool_t* pool, int64_t n, hx_pool_body_fn body, void
     atomic_fetch_add_explicit(&pool->counters[0].busy_ns, now_ns() - t0, memory_order_relaxed);
     return;
   }
-  /* Four chunks per thread balance uneven tasks without much counter traffic. */
-  int64_t chunk = n / ((int64_t)pool->threads * 4);
+  int64_t chunk = n / ((int64_t)pool->threads * HX_POOL_CHUNKS_PER_THREAD);
   if (chunk < 1) chunk = 1;
+  int64_t nchunks = (n + chunk - 1) / chunk; /* < 2 * threads * HX_POOL_CHUNKS_PER_THREAD */
   uint64_t gen = atomic_load_explicit(&pool->generation, memory_order_relaxed) + 1;
   hx_pool_job* job = &pool->jobs[gen & 1];
   atomic_store_explicit(&job->body, (uintptr_t)body, memory_order_relaxed);
@@ -289,7 +329,11 @@ void hx_pool_parallel_for(hx_pool_t* pool, int64_t n, hx_pool_body_fn body, void
   atomic_store_explicit(&job->n, n, memory_order_relaxed);
   atomic_store_explicit(&job->chunk, chunk, memory_order_relaxed);
   atomic_store_explicit(&pool->done, 0, memory_order_relaxed);
-  atomic_store_explicit(&pool->claim, (gen & HX_POOL_GEN_MASK) << HX_POOL_INDEX_BITS, memory_order_release);
+  const uint64_t tag = (gen & HX_POOL_GEN_MASK) << HX_POOL_INDEX_BITS;
+  for (int i = 0; i < pool->threads; ++i) {
+    uint64_t first = (uint64_t)(nchunks * i / pool->threads), end = (uint64_t)(nchunks * (i + 1) / pool->threads);
+    atomic_store_explicit(&pool->ranges[i].word, tag | (first << HX_POOL_CHUNK_BITS) | end, memory_order_release);
+  }
   /* Sequentially consistent publish-then-check pairs with the worker's
    * parked++-then-check, so a worker cannot fall asleep on a published loop. */
   atomic_store(&pool->generation, gen);

@@ -48,8 +48,11 @@ void hx_pool_set_accounting(hx_pool_t* pool, int on);
 void hx_pool_busy_ns(const hx_pool_t* pool, uint64_t* out, int cap);
 
 /* Runs body over [0, n) on all pool threads and returns when every iteration
- * is done. Iterations are handed out in chunks from a shared counter so that
- * uneven tasks balance. Must not be called concurrently on the same pool. */
+ * is done. Iterations are handed out in chunks: thread i first runs the i-th
+ * of `threads` contiguous parts (so that loops split alike keep their data on
+ * the same core), then takes chunks left in the others' parts, so that uneven
+ * tasks and late threads balance. Must not be called concurrently on the same
+ * pool. */
 void hx_pool_parallel_for(hx_pool_t* pool, int64_t n, hx_pool_body_fn body, void* ctx);
 
 #endif /* HARNESS_RUNTIME_THREAD_POOL_H */
