@@ -549,8 +549,16 @@ static hx_status_t emit_products(wino_emit* e) {
   LLVMValueRef Mx = ws_at(&kb, g->x_off);
   hc_loop task;
   LLVMValueRef tk = hc_kb_task_loop_begin(&kb, &task);
-  LLVMValueRef tc = LLVMBuildURem(b, tk, hc_kb_i64(&kb, q.ntc), "");
-  LLVMValueRef rest = LLVMBuildUDiv(b, tk, hc_kb_i64(&kb, q.ntc), "");
+  /* Tasks in two halves of the tiles, each over every xi and channel block:
+   * with two threads, each computes every xi of its half of the tiles, so
+   * that the output transform finds them in its own cache. */
+  int64_t h = (q.ntc + 1) / 2, per0 = g->nxi * q.ncb * h;
+  LLVMValueRef second = LLVMBuildICmp(b, LLVMIntUGE, tk, hc_kb_i64(&kb, per0), "");
+  LLVMValueRef r = LLVMBuildSelect(b, second, LLVMBuildSub(b, tk, hc_kb_i64(&kb, per0), ""), tk, "");
+  LLVMValueRef cnt = LLVMBuildSelect(b, second, hc_kb_i64(&kb, q.ntc - h > 0 ? q.ntc - h : 1), hc_kb_i64(&kb, h), "");
+  LLVMValueRef tc = hc_kb_iadd(&kb, LLVMBuildSelect(b, second, hc_kb_i64(&kb, h), hc_kb_i64(&kb, 0), ""),
+                               LLVMBuildURem(b, r, cnt, ""));
+  LLVMValueRef rest = LLVMBuildUDiv(b, r, cnt, "");
   LLVMValueRef cb = LLVMBuildURem(b, rest, hc_kb_i64(&kb, q.ncb), "");
   LLVMValueRef xi = LLVMBuildUDiv(b, rest, hc_kb_i64(&kb, q.ncb), "");
   LLVMValueRef m0 = hc_kb_imul(&kb, cb, hc_kb_i64(&kb, (int64_t)q.nv * e->vl));
@@ -602,8 +610,13 @@ static hx_status_t emit_output(wino_emit* e) {
   LLVMValueRef tk = hc_kb_task_loop_begin(&kb, &task);
   /* Consecutive tasks: neighbouring tiles of the same channels (stores run
    * along the output rows). */
-  LLVMValueRef tt = LLVMBuildURem(b, tk, hc_kb_i64(&kb, e->tn), ""); /* in the block */
-  LLVMValueRef m0 = hc_kb_imul(&kb, LLVMBuildUDiv(b, tk, hc_kb_i64(&kb, e->tn), ""), hc_kb_i64(&kb, vl));
+  int64_t th = (e->tn + 1) / 2, per0 = th * ncv;
+  LLVMValueRef second = LLVMBuildICmp(b, LLVMIntUGE, tk, hc_kb_i64(&kb, per0), "");
+  LLVMValueRef r = LLVMBuildSelect(b, second, LLVMBuildSub(b, tk, hc_kb_i64(&kb, per0), ""), tk, "");
+  LLVMValueRef cnt = LLVMBuildSelect(b, second, hc_kb_i64(&kb, e->tn - th > 0 ? e->tn - th : 1), hc_kb_i64(&kb, th), "");
+  LLVMValueRef tt = hc_kb_iadd(&kb, LLVMBuildSelect(b, second, hc_kb_i64(&kb, th), hc_kb_i64(&kb, 0), ""),
+                               LLVMBuildURem(b, r, cnt, "")); /* in the block */
+  LLVMValueRef m0 = hc_kb_imul(&kb, LLVMBuildUDiv(b, r, cnt, ""), hc_kb_i64(&kb, vl));
   LLVMValueRef q[4][WINO_MAX_A];
   for (int j = 0; j < a; ++j) {
     LLVMValueRef col[WINO_MAX_A];
