@@ -38,7 +38,6 @@
 #include "compiler/ops/gemm_microkernel.h"
 #include "compiler/ops/prepack.h"
 #include "compiler/ops/sliding_window.h"
-#include "compiler/ops/task_balance.h"
 
 #define WIN_MAX_SP (HC_MAX_RANK - 2)
 /* Accumulator elements per task (MB channels x block): 16 KiB of float32. */
@@ -1609,99 +1608,10 @@ static void tile_shape(int64_t OH, int64_t OW, int mr, int* tr, int* tw) {
   *tr = 1;
 }
 
-/* Task works of a channels split of cbt channel tiles x rbt tile rows per
- * task (ragged last blocks), every image and group alike; -1 when there are
- * too many tasks to score. */
-static int64_t ch_task_works(const conv_plan* p, const cf_ch_plan* q, int64_t cbt, int64_t rbt, double* w) {
-  int64_t cbw = cbt * q->nr, ncb = (p->Mg + cbw - 1) / cbw, rows = rbt * q->tr, nrb = (q->nrg + rbt - 1) / rbt;
-  int64_t n = p->N * p->G * ncb * nrb;
-  if (n > HC_TASK_BALANCE_MAX) return -1;
-  int64_t i = 0;
-  for (int64_t img = 0; img < p->N * p->G; ++img)
-    for (int64_t cb = 0; cb < ncb; ++cb)
-      for (int64_t rb = 0; rb < nrb; ++rb) {
-        int64_t ch = (cb + 1) * cbw < p->Mg ? cbw : p->Mg - cb * cbw;
-        int64_t px = (rb + 1) * rows < q->OH ? rows : q->OH - rb * rows;
-        w[i++] = (double)ch * (double)px;
-      }
-  return n;
-}
-
-/* How a channels kernel's work is cut into tasks (cbw, ncb, rbt, nrb of q,
- * whose tile is chosen): at least `want` tasks where the shape allows,
- * channel blocks first (tasks then write whole planes), pixel rows only at
- * whole cache lines of the output planes (two threads never write the same
- * line), and among such splits the one whose tasks spread most evenly over
- * 2 and 4 threads (task_balance.h). Returns that balance score. */
-static double ch_split(const conv_plan* p, cf_ch_plan* q, int want) {
-  int64_t ct = (p->Mg + q->nr - 1) / q->nr;
-  int64_t rmax = q->nrg;
-  /* With slices, a task's partial sums must fit the stack. */
-  while (q->nks > 1 && rmax > 1 && rmax * q->ncg * q->slot * 4 > 64 * 1024) rmax = (rmax + 1) / 2;
-  int64_t px = (int64_t)q->tr * q->OW, unit = 16;
-  while (px % 2 == 0 && unit > 1) {
-    px /= 2;
-    unit /= 2;
-  }
-  /* The coarsest split reaching `want`: halve the channel blocks, then the
-   * row blocks. */
-  int64_t cbt = ct, rbt = rmax;
-  while (p->N * p->G * ((ct + cbt - 1) / cbt) * ((q->nrg + rbt - 1) / rbt) < want) {
-    if (cbt > 1) {
-      cbt = (cbt + 1) / 2;
-    } else if (rbt > unit) {
-      int64_t half = (rbt + 1) / 2;
-      rbt = (half + unit - 1) / unit * unit;
-      if (rbt >= q->nrg) break;
-    } else {
-      break;
-    }
-  }
-  int64_t floor_tasks = p->N * p->G * ((ct + cbt - 1) / cbt) * ((q->nrg + rbt - 1) / rbt);
-  double w[HC_TASK_BALANCE_MAX];
-  int64_t n = ch_task_works(p, q, cbt, rbt, w);
-  double best = n > 0 ? hc_task_balance(w, n) : 1.0;
-  double best_score = best + 0.01 * (double)((q->nrg + rbt - 1) / rbt - 1);
-  /* Then any other split with as many tasks, scored by balance, with small
-   * penalties for more tasks and for row blocks (each re-reads the
-   * weights). */
-  for (int64_t c = ct; c >= 1 && want > 1; --c)
-    for (int64_t r = rmax; r >= 1; r = r > unit ? (r - 1) / unit * unit : 0) {
-      if (r != rmax && r % unit != 0) continue;
-      int64_t m = ch_task_works(p, q, c, r, w);
-      if (m < floor_tasks) continue;
-      double bal = hc_task_balance(w, m);
-      double score = bal + hc_task_split_penalty(floor_tasks, m) + 0.01 * (double)((q->nrg + r - 1) / r - 1);
-      if (score < best_score - 1e-9) {
-        best_score = score;
-        best = bal;
-        cbt = c;
-        rbt = r;
-      }
-    }
-  q->cbw = cbt * q->nr;
-  q->ncb = (ct + cbt - 1) / cbt;
-  q->rbt = rbt;
-  q->nrb = (q->nrg + rbt - 1) / rbt;
-  return best;
-}
-
-/* The reduction slices of a channels tile: each slice's weight panel
- * (kic*taps x nr) stays in L2 while every pixel tile of the task sweeps it;
- * partial sums wait in a stack buffer of the task's tiles. */
-static void ch_slices(const conv_plan* p, cf_ch_plan* q) {
-  q->kic = 131072 / (p->ktot * q->nr * 4);
-  if (q->kic < 1) q->kic = 1;
-  if (q->kic >= p->Cg) q->kic = p->Cg;
-  q->nks = (p->Cg + q->kic - 1) / q->kic;
-}
-
 static void plan_channels(const hc_lower_ctx* lc, const conv_plan* p, unsigned vl, cf_ch_plan* q) {
   int regs = hc_ukr_registers(lc);
   q->OW = p->out[p->nd - 1];
   q->OH = p->nd == 2 ? p->out[0] : 1;
-  double work = 2.0 * (double)p->N * (double)p->M * (double)p->out_plane * (double)p->Cg * (double)p->ktot;
-  int want = work > 4e6 ? 8 : work > 1e6 ? 4 : 1;
   /* Candidate tiles (pixels x vectors) that leave registers for the
    * unrolled taps' loads: LLVM's scheduler overlaps the terms, and a tile
    * that uses every register spills. */
@@ -1739,23 +1649,53 @@ static void plan_channels(const hc_lower_ctx* lc, const conv_plan* p, unsigned v
      * the stack in the inner loop (ResNet-50's 14x14 3x3 convolutions ran
      * 25% slower with a spilling 6x4 tile than with a 7x3 one). */
     if (regs == 32 && tr * tw * nv + nv + 1 > 25) cost *= 1.3;
-    /* The same tile split into tasks: its time at one thread and (by the
-     * balance of its tasks) at several count alike. */
-    cf_ch_plan t = *q;
-    t.nv = nv;
-    t.tr = tr;
-    t.tw = tw;
-    t.nr = nr;
-    t.nrg = nrg;
-    t.ncg = ncg;
-    t.slot = (int64_t)tr * tw * nr;
-    ch_slices(p, &t);
-    cost *= (1.0 + ch_split(p, &t, want)) / 2.0;
     if (cost < best) {
       best = cost;
-      *q = t;
+      q->nv = nv;
+      q->tr = tr;
+      q->tw = tw;
     }
   }
+  q->nr = (int64_t)q->nv * vl;
+  q->nrg = (q->OH + q->tr - 1) / q->tr;
+  q->ncg = (q->OW + q->tw - 1) / q->tw;
+  q->slot = (int64_t)q->tr * q->tw * q->nr;
+  /* Reduction slices whose weight panel (kic*taps x nr) stays in L2 while
+   * every pixel tile of the task sweeps it; partial sums wait in a stack
+   * buffer of the task's tiles. */
+  q->kic = 131072 / (p->ktot * q->nr * 4);
+  if (q->kic < 1) q->kic = 1;
+  if (q->kic >= p->Cg) q->kic = p->Cg;
+  q->nks = (p->Cg + q->kic - 1) / q->kic;
+  int64_t ct = (p->Mg + q->nr - 1) / q->nr;
+  int64_t cbt = ct, rbt = q->nrg;
+  /* With slices, a task's partial sums must fit the stack. */
+  while (q->nks > 1 && rbt > 1 && rbt * q->ncg * q->slot * 4 > 64 * 1024) rbt = (rbt + 1) / 2;
+  double work = 2.0 * (double)p->N * (double)p->M * (double)p->out_plane * (double)p->Cg * (double)p->ktot;
+  int want = work > 4e6 ? 8 : work > 1e6 ? 4 : 1;
+  /* Split channels first (tasks then write whole planes); split pixel rows
+   * only at whole cache lines of the output planes, so that two threads
+   * never write the same line (unit: tile rows covering 16 floats). */
+  int64_t px = (int64_t)q->tr * q->OW, unit = 16;
+  while (px % 2 == 0 && unit > 1) {
+    px /= 2;
+    unit /= 2;
+  }
+  while (p->N * p->G * ((ct + cbt - 1) / cbt) * ((q->nrg + rbt - 1) / rbt) < want) {
+    if (cbt > 1) {
+      cbt = (cbt + 1) / 2;
+    } else if (rbt > unit) {
+      int64_t half = (rbt + 1) / 2;
+      rbt = (half + unit - 1) / unit * unit;
+      if (rbt >= q->nrg) break;
+    } else {
+      break;
+    }
+  }
+  q->cbw = cbt * q->nr;
+  q->ncb = (ct + cbt - 1) / cbt;
+  q->rbt = rbt;
+  q->nrb = (q->nrg + rbt - 1) / rbt;
 }
 
 /* Tile context of the channels kernel: the reduction slice and the partial

@@ -32,7 +32,6 @@
 #include "compiler/ops/gemm_microkernel.h"
 #include "compiler/ops/op.h"
 #include "compiler/ops/prepack.h"
-#include "compiler/ops/task_balance.h"
 #include "harness/artifact_abi.h"
 
 /* Rows per tile; 6 rows x 2 vectors keeps 12 accumulators in registers on
@@ -558,48 +557,6 @@ static int64_t nb_matrices(const mm_desc* d) {
   return n;
 }
 
-/* Works of the tasks of mct x nct tile blocks (ragged last ones), every
- * batch matrix alike; -1 when there are too many to score. */
-static int64_t block_works(const mm_desc* d, int64_t mr, int64_t nr, int64_t mct, int64_t nct, double* w) {
-  int64_t bm = mct * mr, bn = nct * nr, nmb = (d->M + bm - 1) / bm, nnb = (d->N + bn - 1) / bn;
-  int64_t n = d->batch * nmb * nnb;
-  if (n > HC_TASK_BALANCE_MAX) return -1;
-  int64_t i = 0;
-  for (int64_t b = 0; b < d->batch; ++b)
-    for (int64_t j = 0; j < nnb; ++j)
-      for (int64_t m = 0; m < nmb; ++m) {
-        int64_t rows = (m + 1) * bm < d->M ? bm : d->M - m * bm, cols = (j + 1) * bn < d->N ? bn : d->N - j * bn;
-        w[i++] = (double)rows * (double)cols;
-      }
-  return n;
-}
-
-/* Among splits into a few more row or column blocks than *mct x *nct
- * gives, the one whose tasks spread most evenly over 2 and 4 threads
- * (task_balance.h): 13 column blocks leave one thread a whole block longer
- * at 2 threads, 14 do not. Small penalties favour fewer blocks (each row
- * block re-reads B's panels, each column block A's rows). */
-static void balance_blocks(const mm_desc* d, int64_t mr, int64_t nr, int64_t mt, int64_t nt, int64_t* mct,
-                           int64_t* nct) {
-  double w[HC_TASK_BALANCE_MAX];
-  int64_t nmb0 = (mt + *mct - 1) / *mct, nnb0 = (nt + *nct - 1) / *nct;
-  int64_t n0 = block_works(d, mr, nr, *mct, *nct, w);
-  if (n0 < 0) return;
-  double best = hc_task_balance(w, n0);
-  for (int64_t a = nmb0; a <= nmb0 + 3 && a <= mt; ++a)
-    for (int64_t b = nnb0; b <= nnb0 + 3 && b <= nt; ++b) {
-      int64_t cm = (mt + a - 1) / a, cn = (nt + b - 1) / b;
-      int64_t n = block_works(d, mr, nr, cm, cn, w);
-      if (n < 0) continue;
-      double score = hc_task_balance(w, n) + hc_task_split_penalty(n0, n);
-      if (score < best - 1e-9) {
-        best = score;
-        *mct = cm;
-        *nct = cn;
-      }
-    }
-}
-
 static void plan_fast(const hc_lower_ctx* lc, const mm_desc* d, fast_plan* p) {
   memset(p, 0, sizeof *p);
   p->vl = hc_ukr_lanes(lc, d->dt);
@@ -683,7 +640,6 @@ static void plan_fast(const hc_lower_ctx* lc, const mm_desc* d, fast_plan* p) {
   int64_t nmb = (mt + mct - 1) / mct, nnb = (nt + nct - 1) / nct;
   mct = (mt + nmb - 1) / nmb;
   nct = (nt + nnb - 1) / nnb;
-  if (want_tasks > 1) balance_blocks(d, p->mr, p->nr, mt, nt, &mct, &nct);
   p->mc = mct * mr;
   p->nc = nct * p->nr;
   p->nmb = (d->M + p->mc - 1) / p->mc;
