@@ -73,6 +73,28 @@ static LLVMValueRef exp_f32(hc_kb* kb, LLVMValueRef x) {
   return sel(kb, fcmp(kb, LLVMRealUNO, x, x), x, y);
 }
 
+/* exp_f32 for x in [-87, 88] (x is clamped there; NaN is not kept): every
+ * result is a normal float, so 2^n is one exponent-field add and one
+ * multiply instead of exp_f32's two-factor scaling. For sigmoid, which
+ * settles the inputs beyond that range itself. */
+static LLVMValueRef exp_f32_normal(hc_kb* kb, LLVMValueRef x) {
+  static const double k_poly[] = {1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3,
+                                  4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1};
+  LLVMBuilderRef b = kb->b;
+  hx_dtype_t dt = HX_DTYPE_FLOAT32;
+  LLVMValueRef xc = hc_kb_min(kb, dt, hc_kb_max(kb, dt, x, hc_ew_c(kb, dt, -87.0)), hc_ew_c(kb, dt, 88.0));
+  LLVMValueRef nf = hc_kb_mul(kb, dt, xc, hc_ew_c(kb, dt, 1.44269504088896341));
+  nf = hc_kb_intrinsic(kb, "llvm.roundeven", kb->t_f32, &nf, 1);
+  LLVMValueRef r = hc_kb_fma(kb, dt, nf, hc_ew_c(kb, dt, -0.693359375), xc);
+  r = hc_kb_fma(kb, dt, nf, hc_ew_c(kb, dt, 2.12194440e-4), r);
+  LLVMValueRef p = hc_ew_poly(kb, dt, r, k_poly, 6);
+  LLVMValueRef y = hc_kb_fma(kb, dt, p, hc_kb_mul(kb, dt, r, r), hc_kb_add(kb, dt, r, hc_ew_c(kb, dt, 1.0)));
+  /* n in [-126, 127]: 2^n is a normal float. */
+  LLVMValueRef n = LLVMBuildFPToSI(b, nf, kb->t_i32, "");
+  LLVMValueRef e = LLVMBuildShl(b, LLVMBuildAdd(b, n, LLVMConstInt(kb->t_i32, 127, 0), ""), LLVMConstInt(kb->t_i32, 23, 0), "");
+  return hc_kb_mul(kb, dt, y, LLVMBuildBitCast(b, e, kb->t_f32, ""));
+}
+
 LLVMValueRef hc_ew_exp(hc_kb* kb, hx_dtype_t dt, LLVMValueRef x) {
   return is_f64(dt) ? math1(kb, dt, "exp", x) : exp_f32(kb, x);
 }
@@ -271,10 +293,20 @@ LLVMValueRef hc_ew_gelu(hc_kb* kb, hx_dtype_t dt, LLVMValueRef x) {
   return hc_kb_mul(kb, dt, x, phi);
 }
 
+/* float32: exp_f32_normal (-x clamped to [-87, 88]); below -87, where
+ * sigmoid(x) < 2e-38, the result is 0 (as exp_f32's underflow gave it:
+ * x * sigmoid(...) in Gelu's tanh form must not turn a huge x times a tiny
+ * clamped value into a finite number), and NaN is passed through. */
 LLVMValueRef hc_ew_sigmoid(hc_kb* kb, hx_dtype_t dt, LLVMValueRef x) {
   LLVMValueRef one = hc_ew_c(kb, dt, 1.0);
-  LLVMValueRef e = hc_ew_exp(kb, dt, LLVMBuildFNeg(kb->b, x, ""));
-  return hc_kb_div(kb, dt, one, hc_kb_add(kb, dt, one, e));
+  if (is_f64(dt)) {
+    LLVMValueRef e = hc_ew_exp(kb, dt, LLVMBuildFNeg(kb->b, x, ""));
+    return hc_kb_div(kb, dt, one, hc_kb_add(kb, dt, one, e));
+  }
+  LLVMValueRef e = exp_f32_normal(kb, LLVMBuildFNeg(kb->b, x, ""));
+  LLVMValueRef y = hc_kb_div(kb, dt, one, hc_kb_add(kb, dt, one, e));
+  y = sel(kb, fcmp(kb, LLVMRealOLT, x, hc_ew_c(kb, dt, -87.0)), hc_ew_c(kb, dt, 0.0), y);
+  return sel(kb, fcmp(kb, LLVMRealUNO, x, x), x, y);
 }
 
 LLVMValueRef hc_ew_softplus(hc_kb* kb, hx_dtype_t dt, LLVMValueRef x) {
