@@ -33,8 +33,9 @@
  *    that a vectorisable loop stores (MatMulInteger, ConvInteger) or
  *    requantises (QLinear*): (sum + bias) times the multiplier
  *    scale_a * scale_b / scale_y (computed in the scales' type, as the
- *    reference does), the product taken in float64, rounded half to even,
- *    plus the output zero point, saturated in integers.
+ *    reference does), the product taken in float32 with an exact
+ *    correction at ties (requant_round), rounded half to even, plus the
+ *    output zero point, saturated.
  *
  * A product task is one block of up to IG_MB rows x ig_pb() columns of one
  * outer problem. Matrix products with at most MMI_AXPY_M rows skip the
@@ -162,6 +163,8 @@ typedef struct ig_emit {
   LLVMValueRef wp, xp, yp, pwz;
   LLVMValueRef w_off, x_off, y_off, sm_off, sp_off, b_off, wz_off;
   LLVMValueRef psm, psp, pb, ys, yz;
+  LLVMValueRef ylo, yhi, yzb; /* requant_round's bounds and zero-point offset */
+  unsigned rq_lanes;           /* int32 lanes of ig_requantize's vectors */
   LLVMValueRef tile, m0, p0; /* int32 sums of the task's block */
   int64_t tile_ld;           /* tile row stride */
   LLVMValueRef rs, rs_off, xzq; /* VNNI: row sums, their offset, zx' (i32) */
@@ -236,22 +239,50 @@ static LLVMValueRef dot_step(ig_emit* e, LLVMValueRef acc, LLVMValueRef a, LLVMV
   return LLVMBuildAdd(bd, acc, m, "");
 }
 
-/* Rounds a float64 value half to even, adds the zero point (i32) and
- * saturates to yt's 8-bit range; returns an i8. */
-static LLVMValueRef requant_round(hc_kb* kb, LLVMValueRef v, LLVMValueRef zp, hx_dtype_t yt) {
-  LLVMTypeRef ft = LLVMTypeOf(v);
-  LLVMValueRef r = hc_kb_intrinsic(kb, "llvm.roundeven", ft, &v, 1);
-  LLVMValueRef lim[2] = {r, LLVMConstReal(ft, -1073741824.0)};
-  r = hc_kb_intrinsic(kb, "llvm.maxnum", ft, lim, 2);
-  lim[0] = r, lim[1] = LLVMConstReal(ft, 1073741824.0);
-  r = hc_kb_intrinsic(kb, "llvm.minnum", ft, lim, 2);
-  LLVMValueRef i = LLVMBuildAdd(kb->b, LLVMBuildFPToSI(kb->b, r, kb->t_i32, ""), zp, "");
-  int64_t lo, hi;
-  q8_range(yt, &lo, &hi);
-  LLVMValueRef l = hc_kb_i32(kb, (int32_t)lo), h = hc_kb_i32(kb, (int32_t)hi);
-  i = LLVMBuildSelect(kb->b, LLVMBuildICmp(kb->b, LLVMIntSLT, i, l, ""), l, i, "");
-  i = LLVMBuildSelect(kb->b, LLVMBuildICmp(kb->b, LLVMIntSGT, i, h, ""), h, i, "");
-  return LLVMBuildTrunc(kb->b, i, kb->t_i8, "");
+/* 1.5 * 2^23: a float32 between 2^23 and 2^24 is an integer, so adding
+ * this to a value of magnitude below 2^22 rounds it to an integer (half to
+ * even, the default rounding mode) held in the low mantissa bits. */
+#define RQ_MAGIC 12582912.0
+#define RQ_MAGIC_BITS 0x4B400000
+
+/* Requantises int32 sums `acc` (bias included; a scalar or a vector) with
+ * the float32 multiplier `mult` (same shape): saturate(round_half_even(acc
+ * * mult) + zp), as i8. lo_t/hi_t are RQ_MAGIC + (type min/max - zp) and
+ * zp_bits is RQ_MAGIC_BITS - zp, all per kernel (ig_requant_setup).
+ *
+ * float32, 16 lanes per AVX-512 vector (float64 had 8), and exact:
+ * t = fma(acc, mult, RQ_MAGIC) rounds the real product plus RQ_MAGIC once,
+ * so while |acc * mult| < 2^22 (every unsaturated output) t is RQ_MAGIC
+ * plus the product rounded half to even, exactly what the float64 product
+ * gave; acc converts to float32 exactly while |acc| <= 2^24 (beyond, the
+ * conversion's relative 2^-24 can move a value within that of a .5 tie by
+ * one step). zp is added after the rounding (adding it before would round
+ * ties of odd zero points the wrong way). Larger products: t - RQ_MAGIC is
+ * a monotone function of the product and exceeds the range there, so
+ * clamping t to [lo_t, hi_t] saturates right; after the clamp the bits of t
+ * minus zp_bits are the output. A NaN (zero y scale) gives the minimum. */
+static LLVMValueRef requant_round(hc_kb* kb, LLVMValueRef acc, LLVMValueRef mult, LLVMValueRef lo_t,
+                                  LLVMValueRef hi_t, LLVMValueRef zp_bits) {
+  LLVMBuilderRef b = kb->b;
+  LLVMTypeRef at = LLVMTypeOf(acc);
+  bool vec = LLVMGetTypeKind(at) == LLVMVectorTypeKind;
+  unsigned n = vec ? LLVMGetVectorSize(at) : 1;
+  LLVMTypeRef ft = vec ? LLVMVectorType(kb->t_f32, n) : kb->t_f32;
+  LLVMTypeRef bt = vec ? LLVMVectorType(kb->t_i8, n) : kb->t_i8;
+  if (vec) {
+    lo_t = hc_kb_splat(kb, lo_t, n);
+    hi_t = hc_kb_splat(kb, hi_t, n);
+    zp_bits = hc_kb_splat(kb, zp_bits, n);
+  }
+  LLVMValueRef magic = LLVMConstReal(kb->t_f32, RQ_MAGIC);
+  if (vec) magic = hc_kb_splat(kb, magic, n);
+  LLVMValueRef a = LLVMBuildSIToFP(b, acc, ft, "");
+  LLVMValueRef t = hc_kb_intrinsic(kb, "llvm.fma", ft, (LLVMValueRef[]){a, mult, magic}, 3);
+  /* t > lo ? t : lo is one maxps (and maps NaN to lo) */
+  t = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOGT, t, lo_t, ""), t, lo_t, "");
+  t = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOLT, t, hi_t, ""), t, hi_t, "");
+  LLVMValueRef i = LLVMBuildSub(b, LLVMBuildBitCast(b, t, LLVMTypeOf(acc), ""), zp_bits, "");
+  return LLVMBuildTrunc(b, i, bt, "");
 }
 
 /* Rounds a float32 result of float16/bfloat16 operands to that type, so
@@ -266,10 +297,14 @@ static LLVMValueRef round_to(hc_kb* kb, hx_dtype_t st, LLVMValueRef v) {
 
 /* Writes the task's block [m0, mend) x [p0, pend) from the tile to Y: the
  * int32 sums as they are (MatMulInteger, ConvInteger), or requantised:
- * y = saturate(round((sum + bias) * (scale_m * scale_p / scale_y)) + zp),
- * a loop over contiguous columns that vectorises. */
+ * y = saturate(round((sum + bias) * (scale_m * scale_p / scale_y)) + zp)
+ * (requant_round). With one multiplier per row, explicit vectors of the
+ * target's int32 lanes and a scalar tail (the loop vectoriser would pick
+ * 256-bit vectors on AVX-512 targets, twice the instructions); with one
+ * per column, a scalar loop that the vectoriser handles. */
 static void ig_requantize(ig_emit* e, LLVMValueRef mend, LLVMValueRef pend) {
   hc_kb* kb = e->kb;
+  LLVMBuilderRef b = kb->b;
   const ig_prod* d = e->d;
   const hx_dtype_t f = HX_DTYPE_FLOAT32;
   bool q = d->yt != HX_DTYPE_INT32;
@@ -285,29 +320,47 @@ static void ig_requantize(ig_emit* e, LLVMValueRef mend, LLVMValueRef pend) {
                                                 hc_kb_iadd(kb, e->b_off, hc_kb_imul(kb, m, hc_kb_i64(kb, d->bias_step))))
                                    : NULL;
   hx_dtype_t st = q ? d->sm->dtype : HX_DTYPE_FLOAT32;
-  LLVMValueRef mult64 = NULL;
+  LLVMValueRef row_m = NULL;
   if (row_mult) {
     LLVMValueRef sp = hc_kb_load(kb, d->sp->dtype, e->psp, e->sp_off);
     LLVMValueRef prod = round_to(kb, st, hc_kb_mul(kb, f, sm, sp));
-    mult64 = LLVMBuildFPExt(kb->b, round_to(kb, st, hc_kb_div(kb, f, prod, e->ys)), kb->t_f64, "");
+    row_m = round_to(kb, st, hc_kb_div(kb, f, prod, e->ys));
   }
-  LLVMValueRef trow = hc_kb_imul(kb, LLVMBuildSub(kb->b, m, e->m0, ""), hc_kb_i64(kb, e->tile_ld));
+  LLVMValueRef trow = hc_kb_imul(kb, LLVMBuildSub(b, m, e->m0, ""), hc_kb_i64(kb, e->tile_ld));
   LLVMValueRef yrow = hc_kb_iadd(kb, e->y_off, hc_kb_imul(kb, m, hc_kb_i64(kb, d->Pt)));
-  LLVMValueRef p = hc_loop_begin(kb, &pl, e->p0, pend, "qp");
-  LLVMValueRef acc = hc_kb_load(kb, HX_DTYPE_INT32, e->tile, hc_kb_iadd(kb, trow, LLVMBuildSub(kb->b, p, e->p0, "")));
+  LLVMValueRef ptail = e->p0;
+  unsigned W = e->rq_lanes;
+  if (row_mult && W > 1) {
+    /* [p0, pvend): whole vectors of W columns */
+    LLVMValueRef cnt = LLVMBuildSub(b, pend, e->p0, "");
+    LLVMValueRef pvend = hc_kb_iadd(kb, e->p0, LLVMBuildAnd(b, cnt, hc_kb_i64(kb, -(int64_t)W), ""));
+    LLVMTypeRef vi = LLVMVectorType(kb->t_i32, W);
+    LLVMValueRef vm = hc_kb_splat(kb, row_m, W);
+    LLVMValueRef vbias = bias ? hc_kb_splat(kb, bias, W) : NULL;
+    LLVMValueRef p = hc_loop_begin_step(kb, &pl, e->p0, pvend, W, "qv");
+    LLVMValueRef acc = LLVMBuildLoad2(b, vi, hc_kb_gep(kb, HX_DTYPE_INT32, e->tile, hc_kb_iadd(kb, trow, LLVMBuildSub(b, p, e->p0, ""))), "");
+    LLVMSetAlignment(acc, 4);
+    if (vbias) acc = LLVMBuildAdd(b, acc, vbias, "");
+    LLVMValueRef r = requant_round(kb, acc, vm, e->ylo, e->yhi, e->yzb);
+    LLVMValueRef st8 = LLVMBuildStore(b, r, hc_kb_gep(kb, d->yt, e->yp, hc_kb_iadd(kb, yrow, p)));
+    LLVMSetAlignment(st8, 1);
+    hc_loop_end(kb, &pl);
+    ptail = pvend;
+  }
+  LLVMValueRef p = hc_loop_begin(kb, &pl, ptail, pend, "qp");
+  LLVMValueRef acc = hc_kb_load(kb, HX_DTYPE_INT32, e->tile, hc_kb_iadd(kb, trow, LLVMBuildSub(b, p, e->p0, "")));
   if (!q) {
     hc_kb_store(kb, HX_DTYPE_INT32, e->yp, hc_kb_iadd(kb, yrow, p), acc);
   } else {
-    if (bias) acc = LLVMBuildAdd(kb->b, acc, bias, "");
-    LLVMValueRef mult = mult64;
+    if (bias) acc = LLVMBuildAdd(b, acc, bias, "");
+    LLVMValueRef mult = row_m;
     if (!mult) {
       LLVMValueRef sp = hc_kb_load(kb, d->sp->dtype, e->psp,
                                    hc_kb_iadd(kb, e->sp_off, hc_kb_imul(kb, p, hc_kb_i64(kb, d->sp_step))));
       LLVMValueRef prod = round_to(kb, st, hc_kb_mul(kb, f, sm, sp));
-      mult = LLVMBuildFPExt(kb->b, round_to(kb, st, hc_kb_div(kb, f, prod, e->ys)), kb->t_f64, "");
+      mult = round_to(kb, st, hc_kb_div(kb, f, prod, e->ys));
     }
-    LLVMValueRef v = LLVMBuildFMul(kb->b, LLVMBuildSIToFP(kb->b, acc, kb->t_f64, ""), mult, "");
-    hc_kb_store(kb, d->yt, e->yp, hc_kb_iadd(kb, yrow, p), requant_round(kb, v, e->yz, d->yt));
+    hc_kb_store(kb, d->yt, e->yp, hc_kb_iadd(kb, yrow, p), requant_round(kb, acc, mult, e->ylo, e->yhi, e->yzb));
   }
   hc_loop_end(kb, &pl);
   hc_loop_end(kb, &ml);
@@ -438,6 +491,8 @@ static void ig_cols(ig_emit* e, int r, LLVMValueRef m, LLVMValueRef p0, LLVMValu
   hc_loop_end(kb, &pl);
 }
 
+static unsigned ig_lanes(const hc_lower_ctx* lc, unsigned* nr);
+
 /* Loads the requantisation parameters that are the same for every task
  * and allocates the task's tile of `elems` int32 sums, rows `ld` apart. */
 static void ig_requant_setup(ig_emit* e, int64_t elems, int64_t ld) {
@@ -451,6 +506,15 @@ static void ig_requant_setup(ig_emit* e, int64_t elems, int64_t ld) {
   e->ys = hc_kb_load(kb, d->sy->dtype, hc_kb_ptr(kb, d->sy), hc_kb_i64(kb, 0));
   e->yz = hc_kb_convert(kb, hc_kb_load(kb, d->zy->dtype, hc_kb_ptr(kb, d->zy), hc_kb_i64(kb, 0)), d->zy->dtype,
                         HX_DTYPE_INT32);
+  int64_t lo, hi;
+  q8_range(d->yt, &lo, &hi);
+  /* requant_round's bounds and offset (exact: integers below 2^24) */
+  LLVMValueRef magic = LLVMConstReal(kb->t_f32, RQ_MAGIC);
+  e->ylo = LLVMBuildFAdd(kb->b, magic, LLVMBuildSIToFP(kb->b, LLVMBuildSub(kb->b, hc_kb_i32(kb, (int32_t)lo), e->yz, ""), kb->t_f32, ""), "");
+  e->yhi = LLVMBuildFAdd(kb->b, magic, LLVMBuildSIToFP(kb->b, LLVMBuildSub(kb->b, hc_kb_i32(kb, (int32_t)hi), e->yz, ""), kb->t_f32, ""), "");
+  e->yzb = LLVMBuildSub(kb->b, hc_kb_i32(kb, RQ_MAGIC_BITS), e->yz, "");
+  unsigned nr;
+  e->rq_lanes = ig_lanes(kb->lc, &nr) / 2;
   if (d->bias) e->pb = hc_kb_ptr(kb, d->bias);
 }
 
