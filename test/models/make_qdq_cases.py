@@ -276,6 +276,11 @@ def main():
     conv_case(root, "qdq_conv_1x1_per_channel_relu", 24, 40, 7, 1, 1, 0, 1, True, True, np.uint8, np.uint8, True)
     conv_case(root, "qdq_conv_depthwise", 16, 16, 8, 3, 1, 1, 16, True, True, np.uint8, np.uint8, False)
     conv_case(root, "qdq_conv_s8_activations", 8, 12, 8, 3, 1, 1, 1, True, False, np.int8, np.int8, True)
+    # planes that are not a multiple of the requantisation's vectors (19x19:
+    # 22 vectors of 16 and a tail of 9), int8 and uint8 outputs saturating
+    # at the top; the bit-exact rounding cases are in make_quantization_cases
+    conv_case(root, "qdq_conv_depthwise_ragged_s8", 24, 24, 19, 3, 1, 1, 24, True, False, np.int8, np.int8, False)
+    conv_case(root, "qdq_conv_1x1_ragged", 16, 20, 13, 1, 1, 0, 1, True, False, np.uint8, np.uint8, False)
     gemm_case(root, "qdq_gemm_transb", 3, 64, 24, True, False)
     gemm_case(root, "qdq_gemm_relu", 2, 40, 33, False, True)
     matmul_case(root, "qdq_matmul_per_channel", (2, 5, 48), (48, 24), True, np.uint8)
