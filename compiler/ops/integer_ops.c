@@ -1426,12 +1426,96 @@ static void ci_taps(ci_cols* c, int e, LLVMValueRef tap) {
   hc_loop_end(kb, &kl);
 }
 
+/* The VNNI K-quad packing of a pointwise convolution (1x1 kernel, stride
+ * 1, no padding: the panel's positions are the input plane's) whose group
+ * has whole quads of channels: four input rows interleaved byte by byte.
+ * 16 positions at a time, the four rows' bytes are loaded as vectors and
+ * one shuffle interleaves them into 64 output bytes; ci_pack_row's general
+ * path would store every byte on its own (4 stores of one byte per 4
+ * bytes). Task: (image, group, block of quads); the last positions go one
+ * at a time and P..Pp get the zero point zx'. */
+static bool ci_pointwise_quads(const ci_plan* p) {
+  if (p->Cg % 4 || p->P != p->inplane || p->P < 16) return false;
+  for (int e = 0; e < p->nd; ++e)
+    if (p->k[e] != 1 || p->s[e] != 1 || p->pb[e] || p->pe[e]) return false;
+  return true;
+}
+
+static hx_status_t ci_pack_quads_1x1(hc_lower_ctx* lc, const hc_node* n, const ci_plan* p, uint64_t dst_off) {
+  int64_t P = p->P, Pp = ci_pp(p), Q = p->Cg / 4;
+  int64_t QB = 4096 / Pp;
+  if (QB < 1) QB = 1;
+  int64_t nqb = (Q + QB - 1) / QB, PV = P & ~(int64_t)15;
+  hc_kb kb;
+  HX_RETURN_IF_ERROR(hc_kb_begin(lc, n, "pack_x", p->N * p->G * nqb, &kb));
+  LLVMBuilderRef b = kb.b;
+  LLVMValueRef px = hc_kb_ptr(&kb, p->x);
+  LLVMValueRef ws = hc_kb_workspace(&kb);
+  LLVMValueRef dst = LLVMBuildGEP2(b, kb.t_i8, ws, (LLVMValueRef[]){hc_kb_i64(&kb, (int64_t)dst_off)}, 1, "");
+  bool sgn = hc_dtype_is_signed(p->x->dtype);
+  LLVMValueRef xz = p->xz ? hc_kb_convert(&kb, hc_kb_load(&kb, p->xz->dtype, hc_kb_ptr(&kb, p->xz), hc_kb_i64(&kb, 0)),
+                                          p->xz->dtype, HX_DTYPE_INT32)
+                          : hc_kb_i32(&kb, 0);
+  if (sgn) xz = LLVMBuildAdd(b, xz, hc_kb_i32(&kb, 128), "");
+  LLVMValueRef zb = LLVMBuildTrunc(b, xz, kb.t_i8, "");
+  LLVMTypeRef v16 = LLVMVectorType(kb.t_i8, 16);
+  LLVMValueRef cat[32], mix[64];
+  for (unsigned i = 0; i < 32; ++i) cat[i] = LLVMConstInt(kb.t_i32, i, 0);
+  /* byte 4j + r of the output is row r's byte j; rows 0,1 are the first
+   * 32-byte half, rows 2,3 the second */
+  for (unsigned j = 0; j < 16; ++j)
+    for (unsigned r = 0; r < 4; ++r) mix[4 * j + r] = LLVMConstInt(kb.t_i32, (r / 2) * 32 + (r % 2) * 16 + j, 0);
+  LLVMValueRef catm = LLVMConstVector(cat, 32), mixm = LLVMConstVector(mix, 64);
+  hc_loop task, ql, pl, rl;
+  LLVMValueRef t = hc_kb_task_loop_begin(&kb, &task);
+  LLVMValueRef ng = LLVMBuildUDiv(b, t, hc_kb_i64(&kb, nqb), "");
+  LLVMValueRef q0 = hc_kb_imul(&kb, LLVMBuildURem(b, t, hc_kb_i64(&kb, nqb), ""), hc_kb_i64(&kb, QB));
+  LLVMValueRef q1 = hc_kb_imin(&kb, hc_kb_iadd(&kb, q0, hc_kb_i64(&kb, QB)), hc_kb_i64(&kb, Q));
+  LLVMValueRef xbase = hc_kb_imul(&kb, ng, hc_kb_i64(&kb, p->Cg * P));
+  LLVMValueRef dbase = hc_kb_imul(&kb, ng, hc_kb_i64(&kb, Q * 4 * Pp));
+  LLVMValueRef q = hc_loop_begin(&kb, &ql, q0, q1, "q");
+  LLVMValueRef xq = hc_kb_iadd(&kb, xbase, hc_kb_imul(&kb, q, hc_kb_i64(&kb, 4 * P)));
+  LLVMValueRef dq = hc_kb_iadd(&kb, dbase, hc_kb_imul(&kb, q, hc_kb_i64(&kb, 4 * Pp)));
+  LLVMValueRef pos = hc_loop_begin_step(&kb, &pl, hc_kb_i64(&kb, 0), hc_kb_i64(&kb, PV), 16, "pv");
+  LLVMValueRef rows[4];
+  for (int r = 0; r < 4; ++r) {
+    LLVMValueRef a = hc_kb_gep(&kb, HX_DTYPE_UINT8, px, hc_kb_iadd(&kb, xq, hc_kb_iadd(&kb, pos, hc_kb_i64(&kb, r * P))));
+    rows[r] = LLVMBuildLoad2(b, v16, a, "");
+    LLVMSetAlignment(rows[r], 1);
+  }
+  LLVMValueRef lo = LLVMBuildShuffleVector(b, rows[0], rows[1], catm, "");
+  LLVMValueRef hi = LLVMBuildShuffleVector(b, rows[2], rows[3], catm, "");
+  LLVMValueRef v = LLVMBuildShuffleVector(b, lo, hi, mixm, "");
+  if (sgn) v = LLVMBuildXor(b, v, hc_kb_splat(&kb, LLVMConstInt(kb.t_i8, 0x80, 0), 64), "");
+  LLVMValueRef st = LLVMBuildStore(b, v, hc_kb_gep(&kb, HX_DTYPE_UINT8, dst, hc_kb_iadd(&kb, dq, hc_kb_imul(&kb, pos, hc_kb_i64(&kb, 4)))));
+  LLVMSetAlignment(st, 1);
+  hc_loop_end(&kb, &pl);
+  /* the last P % 16 positions, then the padding up to Pp */
+  pos = hc_loop_begin(&kb, &pl, hc_kb_i64(&kb, PV), hc_kb_i64(&kb, Pp), "pt");
+  LLVMValueRef in = LLVMBuildICmp(b, LLVMIntULT, pos, hc_kb_i64(&kb, P), "");
+  LLVMValueRef pin = LLVMBuildSelect(b, in, pos, hc_kb_i64(&kb, 0), "");
+  LLVMValueRef r = hc_loop_begin(&kb, &rl, hc_kb_i64(&kb, 0), hc_kb_i64(&kb, 4), "r");
+  LLVMValueRef xv = hc_kb_load(&kb, HX_DTYPE_UINT8, px, hc_kb_iadd(&kb, xq, hc_kb_iadd(&kb, pin, hc_kb_imul(&kb, r, hc_kb_i64(&kb, P)))));
+  xv = LLVMBuildTrunc(b, xv, kb.t_i8, "");
+  if (sgn) xv = LLVMBuildXor(b, xv, LLVMConstInt(kb.t_i8, 0x80, 0), "");
+  xv = LLVMBuildSelect(b, in, xv, zb, "");
+  hc_kb_store(&kb, HX_DTYPE_UINT8, dst, hc_kb_iadd(&kb, dq, hc_kb_iadd(&kb, hc_kb_imul(&kb, pos, hc_kb_i64(&kb, 4)), r)), xv);
+  hc_loop_end(&kb, &rl);
+  hc_loop_end(&kb, &pl);
+  hc_loop_end(&kb, &ql);
+  hc_loop_end(&kb, &task);
+  double elems = (double)p->N * (double)p->G * (double)Pp * (double)p->Cg;
+  hc_kb_end(&kb, elems, 2.0 * elems);
+  return HX_OK;
+}
+
 /* Packs x into the K-pair panels of the product (see ig_prod): task
  * (image, group, block of channels); row k = c*ktot + tap of panel (n, g)
  * holds x(n, g*Cg + c, pos*stride - pad + tap*dilation) - x_zero_point for
  * every output position, 0 where the tap falls in the padding; an odd K's
  * last row is 0. */
 static hx_status_t ci_pack_x(hc_lower_ctx* lc, const hc_node* n, const ci_plan* p, uint64_t dst_off, bool vnni) {
+  if (vnni && ci_pointwise_quads(p)) return ci_pack_quads_1x1(lc, n, p, dst_off);
   int64_t Kp = vnni ? round_up(p->Kc, 4) : ci_kp(p), Pp = ci_pp(p);
   int64_t CB = 16384 / (p->ktot * Pp);
   if (CB < 1) CB = 1;

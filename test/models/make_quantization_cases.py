@@ -525,6 +525,14 @@ def conv_cases(root):
     qc('qc_depthwise_u8', rand_q(np.uint8, (1, 6, 7, 7)), f32(0.01), np.uint8(127), rand_q(np.uint8, (6, 1, 3, 3)),
        (RNG.random(6) * 0.02 + 0.005).astype(f32), rand_q(np.uint8, (6,)), f32(0.02), np.uint8(128), group=6,
        pads=[1, 1, 1, 1], B=RNG.integers(-300, 300, size=6).astype(np.int32))
+    # pointwise convolutions with whole quads of channels: the K-quad
+    # packing interleaves four input rows 16 positions at a time
+    # (ci_pack_quads_1x1), then a tail of P % 16 positions and the padding
+    qc('qc_vnni_pointwise_quads_u8_batch', rand_q(np.uint8, (2, 8, 5, 7)), f32(0.02), np.uint8(121),
+       rand_q(np.int8, (12, 8, 1, 1)), (RNG.random(12) * 0.02 + 0.005).astype(f32), np.zeros(12, np.int8), f32(0.3),
+       np.uint8(100), B=RNG.integers(-2000, 2000, size=12).astype(np.int32), consts=('w', 'wz', 'B'))
+    qc('qc_vnni_pointwise_quads_s8_grouped', rand_q(np.int8, (1, 16, 6, 9)), f32(0.05), np.int8(-5),
+       rand_q(np.int8, (10, 8, 1, 1)), f32(0.01), np.int8(0), f32(0.2), np.int8(3), group=2, consts=('w', 'wz'))
     requant_cases(qc)
 
 
