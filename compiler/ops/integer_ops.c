@@ -295,6 +295,23 @@ static LLVMValueRef round_to(hc_kb* kb, hx_dtype_t st, LLVMValueRef v) {
   return v;
 }
 
+/* Row m's requantisation parameters: its scale (sm), int32 bias (NULL:
+ * none) and, when row_m is given (one column scale), its multiplier
+ * sm * sp / sy computed in the scales' type. */
+static void ig_row_params(ig_emit* e, LLVMValueRef m, LLVMValueRef* sm, LLVMValueRef* bias, LLVMValueRef* row_m) {
+  hc_kb* kb = e->kb;
+  const ig_prod* d = e->d;
+  *sm = hc_kb_load(kb, d->sm->dtype, e->psm, hc_kb_iadd(kb, e->sm_off, hc_kb_imul(kb, m, hc_kb_i64(kb, d->sm_step))));
+  *bias = d->bias ? hc_kb_load(kb, HX_DTYPE_INT32, e->pb,
+                               hc_kb_iadd(kb, e->b_off, hc_kb_imul(kb, m, hc_kb_i64(kb, d->bias_step))))
+                  : NULL;
+  if (!row_m) return;
+  hx_dtype_t st = d->sm->dtype;
+  LLVMValueRef sp = hc_kb_load(kb, d->sp->dtype, e->psp, e->sp_off);
+  LLVMValueRef prod = round_to(kb, st, hc_kb_mul(kb, HX_DTYPE_FLOAT32, *sm, sp));
+  *row_m = round_to(kb, st, hc_kb_div(kb, HX_DTYPE_FLOAT32, prod, e->ys));
+}
+
 /* Writes the task's block [m0, mend) x [p0, pend) from the tile to Y: the
  * int32 sums as they are (MatMulInteger, ConvInteger), or requantised:
  * y = saturate(round((sum + bias) * (scale_m * scale_p / scale_y)) + zp)
@@ -313,19 +330,9 @@ static void ig_requantize(ig_emit* e, LLVMValueRef mend, LLVMValueRef pend) {
   bool row_mult = q && d->sp_step == 0;
   hc_loop ml, pl;
   LLVMValueRef m = hc_loop_begin(kb, &ml, e->m0, mend, "qm");
-  LLVMValueRef sm = q ? hc_kb_load(kb, d->sm->dtype, e->psm,
-                                   hc_kb_iadd(kb, e->sm_off, hc_kb_imul(kb, m, hc_kb_i64(kb, d->sm_step))))
-                      : NULL;
-  LLVMValueRef bias = q && d->bias ? hc_kb_load(kb, HX_DTYPE_INT32, e->pb,
-                                                hc_kb_iadd(kb, e->b_off, hc_kb_imul(kb, m, hc_kb_i64(kb, d->bias_step))))
-                                   : NULL;
+  LLVMValueRef sm = NULL, bias = NULL, row_m = NULL;
+  if (q) ig_row_params(e, m, &sm, &bias, row_mult ? &row_m : NULL);
   hx_dtype_t st = q ? d->sm->dtype : HX_DTYPE_FLOAT32;
-  LLVMValueRef row_m = NULL;
-  if (row_mult) {
-    LLVMValueRef sp = hc_kb_load(kb, d->sp->dtype, e->psp, e->sp_off);
-    LLVMValueRef prod = round_to(kb, st, hc_kb_mul(kb, f, sm, sp));
-    row_m = round_to(kb, st, hc_kb_div(kb, f, prod, e->ys));
-  }
   LLVMValueRef trow = hc_kb_imul(kb, LLVMBuildSub(b, m, e->m0, ""), hc_kb_i64(kb, e->tile_ld));
   LLVMValueRef yrow = hc_kb_iadd(kb, e->y_off, hc_kb_imul(kb, m, hc_kb_i64(kb, d->Pt)));
   LLVMValueRef ptail = e->p0;
@@ -1657,15 +1664,31 @@ static hx_status_t ci_emit_depthwise(hc_lower_ctx* lc, const hc_node* n, const c
     wv[i] = LLVMBuildSub(b, w, zw, "");
   }
   LLVMValueRef xplane = hc_kb_imul(&kb, o, hc_kb_i64(&kb, p->inplane));
-  LLVMValueRef c = hc_loop_begin(&kb, &cl, hc_kb_i64(&kb, 0), hc_kb_i64(&kb, p->P), "z");
-  hc_kb_store(&kb, HX_DTYPE_INT32, e.tile, c, hc_kb_i32(&kb, 0));
-  hc_loop_end(&kb, &cl);
+  /* Whole rows on the byte path: when the plane is at least one vector of
+   * 4 or more columns wide, the vectors cover every column, the border
+   * ones included; their loads are masked to the row (the taps in the
+   * padding read zx, which the zero-point correction cancels), so no tap
+   * goes one at a time, and each vector is requantised and stored straight
+   * from its registers: no int32 tile. */
+  int64_t VL = d->L / 2, sw = p->s[1];
+  int64_t nq = (p->k[1] + 3) / 4;
+  bool full = false;
+  {
+    int64_t VF = VL;
+    while (VF > 4 && OW < VF) VF /= 2;
+    full = OW >= VF && sw <= 2 && p->k[0] * nq <= 64 && ci_dw_vnni(lc, p, VF) && d->sp_step == 0;
+    if (full) VL = VF;
+  }
+  if (!full) {
+    LLVMValueRef c = hc_loop_begin(&kb, &cl, hc_kb_i64(&kb, 0), hc_kb_i64(&kb, p->P), "z");
+    hc_kb_store(&kb, HX_DTYPE_INT32, e.tile, c, hc_kb_i32(&kb, 0));
+    hc_loop_end(&kb, &cl);
+  }
   /* Interior columns: those whose taps are all in bounds (for a stride-2
    * row, also the odd byte after the last one read), VL columns at a time
    * over every output row with the taps summed in registers. */
-  int64_t VL = d->L / 2, sw = p->s[1];
   int64_t cI0 = 0, cI1 = OW;
-  for (int64_t kw = 0; kw < p->k[1]; ++kw) {
+  for (int64_t kw = 0; !full && kw < p->k[1]; ++kw) {
     int64_t lo, hi, off = kw * p->d[1] - p->pb[1];
     ci_valid_range(p, 1, kw, &lo, &hi);
     /* the widest load reads up to ow*sw + off + sw - 1 */
@@ -1675,9 +1698,15 @@ static hx_status_t ci_emit_depthwise(hc_lower_ctx* lc, const hc_node* n, const c
   }
   /* Narrower vectors for narrow planes; the last chunk of a row overlaps
    * the one before instead of leaving a remainder (it stores the same sums). */
-  while (VL > 4 && cI1 - cI0 < VL) VL /= 2;
+  while (!full && VL > 4 && cI1 - cI0 < VL) VL /= 2;
   int64_t cEnd = cI0, nch = 0;
   if (sw <= 2 && cI1 - cI0 >= VL) cEnd = cI1, nch = (cI1 - cI0 + VL - 1) / VL;
+  /* the row's multiplier and bias for the registers' epilogue */
+  LLVMValueRef fm = NULL, fbias = NULL;
+  if (full && d->yt != HX_DTYPE_INT32) {
+    LLVMValueRef sm;
+    ig_row_params(&e, mi, &sm, &fbias, &fm);
+  }
   if (cEnd > cI0) {
     LLVMTypeRef vi32 = LLVMVectorType(kb.t_i32, (unsigned)VL), vx = LLVMVectorType(kb.t_i8, (unsigned)(VL * sw));
     LLVMValueRef sel[IG_MAX_LANES / 2];
@@ -1690,7 +1719,6 @@ static hx_status_t ci_emit_depthwise(hc_lower_ctx* lc, const hc_node* n, const c
     /* Byte path (ci_dw_vnni): weight quads per kernel row, splat, and the
      * row's zero-point correction zx * sum(w). */
     const char* dpbusd = ci_dw_vnni(lc, p, VL);
-    int64_t nq = (p->k[1] + 3) / 4;
     LLVMValueRef wq[64], corr[64];
     if (dpbusd && p->k[0] * nq <= 64) {
       LLVMTypeRef v4i8 = LLVMVectorType(kb.t_i8, 4);
@@ -1735,8 +1763,24 @@ static hx_status_t ci_emit_depthwise(hc_lower_ctx* lc, const hc_node* n, const c
         unsigned R = used <= 16 ? 16 : used <= 32 ? 32 : 64;
         LLVMTypeRef vr = LLVMVectorType(kb.t_i8, R);
         LLVMValueRef idx = hc_kb_iadd(&kb, xrow, hc_kb_i64(&kb, 4 * q * p->d[1] - p->pb[1]));
-        LLVMValueRef ld = hc_kb_masked_load(&kb, vr, LLVMBuildGEP2(b, kb.t_i8, px, &idx, 1, ""), 1,
-                                             hc_kb_prefix_mask(&kb, R, (unsigned)used));
+        LLVMValueRef ld;
+        if (full) {
+          /* byte i is column col0 + i of the row: read where 0 <= col < W
+           * (unsigned compare) and i < used (lanes past it get a huge
+           * offset), zx elsewhere */
+          LLVMValueRef col0 = LLVMBuildTrunc(
+              b, hc_kb_iadd(&kb, hc_kb_imul(&kb, ow, hc_kb_i64(&kb, sw)), hc_kb_i64(&kb, 4 * q * p->d[1] - p->pb[1])),
+              kb.t_i32, "");
+          LLVMValueRef lane[64];
+          for (unsigned i = 0; i < R; ++i) lane[i] = LLVMConstInt(kb.t_i32, i < (unsigned)used ? i : 0x40000000u, 0);
+          LLVMValueRef cols = LLVMBuildAdd(b, hc_kb_splat(&kb, col0, R), LLVMConstVector(lane, R), "");
+          LLVMValueRef mask = LLVMBuildICmp(b, LLVMIntULT, cols, hc_kb_splat(&kb, hc_kb_i32(&kb, (int32_t)W), R), "");
+          ld = hc_kb_masked_load_or(&kb, vr, LLVMBuildGEP2(b, kb.t_i8, px, &idx, 1, ""), 1, mask,
+                                    hc_kb_splat(&kb, LLVMBuildTrunc(b, xz, kb.t_i8, ""), R));
+        } else {
+          ld = hc_kb_masked_load(&kb, vr, LLVMBuildGEP2(b, kb.t_i8, px, &idx, 1, ""), 1,
+                                 hc_kb_prefix_mask(&kb, R, (unsigned)used));
+        }
         LLVMValueRef qs[64];
         for (int64_t l = 0; l < VL; ++l)
           for (int64_t j = 0; j < 4; ++j)
@@ -1759,8 +1803,21 @@ static hx_status_t ci_emit_depthwise(hc_lower_ctx* lc, const hc_node* n, const c
     }
     LLVMValueRef acc = LLVMBuildLoad2(b, vi32, accp, "");
     LLVMValueRef ti = hc_kb_iadd(&kb, hc_kb_imul(&kb, oh, hc_kb_i64(&kb, OW)), ow);
-    LLVMValueRef stv = LLVMBuildStore(b, acc, hc_kb_gep(&kb, HX_DTYPE_INT32, e.tile, ti));
-    LLVMSetAlignment(stv, 4);
+    LLVMValueRef stv;
+    if (!full) {
+      stv = LLVMBuildStore(b, acc, hc_kb_gep(&kb, HX_DTYPE_INT32, e.tile, ti));
+    } else {
+      /* y index as ig_requantize writes it: y_off + m*P + position */
+      LLVMValueRef yi = hc_kb_iadd(&kb, e.y_off, hc_kb_iadd(&kb, hc_kb_imul(&kb, mi, hc_kb_i64(&kb, p->P)), ti));
+      if (d->yt == HX_DTYPE_INT32) {
+        stv = LLVMBuildStore(b, acc, hc_kb_gep(&kb, HX_DTYPE_INT32, e.yp, yi));
+      } else {
+        if (fbias) acc = LLVMBuildAdd(b, acc, hc_kb_splat(&kb, fbias, (unsigned)VL), "");
+        LLVMValueRef r = requant_round(&kb, acc, hc_kb_splat(&kb, fm, (unsigned)VL), e.ylo, e.yhi, e.yzb);
+        stv = LLVMBuildStore(b, r, hc_kb_gep(&kb, d->yt, e.yp, yi));
+      }
+    }
+    LLVMSetAlignment(stv, 1);
     hc_loop_end(&kb, &cl);
     hc_loop_end(&kb, &rl);
   }
@@ -1803,9 +1860,11 @@ static hx_status_t ci_emit_depthwise(hc_lower_ctx* lc, const hc_node* n, const c
       }
     }
   }
-  e.m0 = mi;
-  e.p0 = hc_kb_i64(&kb, 0);
-  ig_requantize(&e, hc_kb_iadd(&kb, mi, hc_kb_i64(&kb, 1)), hc_kb_i64(&kb, p->P));
+  if (!full) {
+    e.m0 = mi;
+    e.p0 = hc_kb_i64(&kb, 0);
+    ig_requantize(&e, hc_kb_iadd(&kb, mi, hc_kb_i64(&kb, 1)), hc_kb_i64(&kb, p->P));
+  }
   hc_loop_end(&kb, &task);
   double macs = (double)p->N * (double)p->M * (double)p->P * (double)p->ktot;
   hc_kb_end(&kb, 2.0 * macs, (double)hc_value_nbytes(p->x) + (double)hc_value_nbytes(y));

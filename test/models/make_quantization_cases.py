@@ -533,6 +533,17 @@ def conv_cases(root):
        np.uint8(100), B=RNG.integers(-2000, 2000, size=12).astype(np.int32), consts=('w', 'wz', 'B'))
     qc('qc_vnni_pointwise_quads_s8_grouped', rand_q(np.int8, (1, 16, 6, 9)), f32(0.05), np.int8(-5),
        rand_q(np.int8, (10, 8, 1, 1)), f32(0.01), np.int8(0), f32(0.2), np.int8(3), group=2, consts=('w', 'wz'))
+    # depthwise byte path over whole rows (border columns in the vectors,
+    # loads masked to the row, requantised from registers): dilation,
+    # asymmetric padding, a channel multiplier, a last vector overlapping
+    # the one before, and stride 2
+    qc('qc_depthwise_u8_full_rows_dilated', rand_q(np.uint8, (1, 5, 13, 21)), f32(0.02), np.uint8(117),
+       rand_q(np.int8, (10, 1, 3, 3)), (RNG.random(10) * 0.02 + 0.005).astype(f32), np.zeros(10, np.int8), f32(0.05),
+       np.uint8(9), B=RNG.integers(-3000, 3000, size=10).astype(np.int32), group=5, dil=[2, 2], pads=[2, 1, 1, 2],
+       consts=('w', 'wz', 'B'))
+    qc('qc_depthwise_u8_full_rows_stride2_5x5', rand_q(np.uint8, (1, 4, 23, 41)), f32(0.02), np.uint8(250),
+       rand_q(np.int8, (4, 1, 5, 5)), f32(0.01), np.int8(0), f32(0.05), np.uint8(128), group=4, strides=[2, 2],
+       pads=[2, 2, 1, 2], consts=('w', 'wz'))
     requant_cases(qc)
 
 
