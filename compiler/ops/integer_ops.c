@@ -1516,6 +1516,113 @@ static hx_status_t ci_pack_quads_1x1(hc_lower_ctx* lc, const hc_node* n, const c
   return HX_OK;
 }
 
+/* The VNNI K-quad packing (im2col) of any 2-D convolution with a column
+ * stride of 1 or 2 and output rows of 4 or more columns: per quad of rows
+ * k = c*ktot + (kh, kw) and output row, VL output columns at a time, each
+ * of the four rows is one load of its input row segment, masked to the
+ * row (taps in the padding, and rows past K, read zx), every other byte
+ * kept for stride 2, and one shuffle interleaves the four into 4*VL
+ * bytes; ci_pack_row stores every byte on its own. The last vector of a
+ * row overlaps the one before (same bytes). Task: (image, group, block of
+ * quads); positions P..Pp get zx'. */
+static bool ci_quads_2d(const ci_plan* p) { return p->nd == 2 && p->s[1] <= 2 && p->out[1] >= 4 && p->P > 1; }
+
+static hx_status_t ci_pack_quads_2d(hc_lower_ctx* lc, const hc_node* n, const ci_plan* p, uint64_t dst_off) {
+  int64_t OH = p->out[0], OW = p->out[1], H = p->in[0], W = p->in[1], KW = p->k[1], sw = p->s[1];
+  int64_t P = p->P, Pp = ci_pp(p), Q = round_up(p->Kc, 4) / 4;
+  int64_t VL = OW >= 16 ? 16 : OW >= 8 ? 8 : 4, nch = (OW + VL - 1) / VL;
+  int64_t used = (VL - 1) * sw + 1;
+  unsigned R = used <= 4 ? 4 : used <= 8 ? 8 : used <= 16 ? 16 : 32;
+  int64_t QB = 4096 / Pp;
+  if (QB < 1) QB = 1;
+  int64_t nqb = (Q + QB - 1) / QB;
+  hc_kb kb;
+  HX_RETURN_IF_ERROR(hc_kb_begin(lc, n, "pack_x", p->N * p->G * nqb, &kb));
+  LLVMBuilderRef b = kb.b;
+  LLVMValueRef px = hc_kb_ptr(&kb, p->x);
+  LLVMValueRef ws = hc_kb_workspace(&kb);
+  LLVMValueRef dst = LLVMBuildGEP2(b, kb.t_i8, ws, (LLVMValueRef[]){hc_kb_i64(&kb, (int64_t)dst_off)}, 1, "");
+  bool sgn = hc_dtype_is_signed(p->x->dtype);
+  LLVMValueRef xz = p->xz ? hc_kb_convert(&kb, hc_kb_load(&kb, p->xz->dtype, hc_kb_ptr(&kb, p->xz), hc_kb_i64(&kb, 0)),
+                                          p->xz->dtype, HX_DTYPE_INT32)
+                          : hc_kb_i32(&kb, 0);
+  /* raw zero-point byte (loads' pass-through; the xor below makes it zx') */
+  LLVMValueRef zb = LLVMBuildTrunc(b, xz, kb.t_i8, "");
+  LLVMValueRef flip = LLVMConstInt(kb.t_i8, sgn ? 0x80 : 0, 0);
+  LLVMTypeRef vr = LLVMVectorType(kb.t_i8, R);
+  LLVMValueRef lane[32], even[16], cat[32], mix[64];
+  for (unsigned i = 0; i < R; ++i) lane[i] = LLVMConstInt(kb.t_i32, i < (unsigned)used ? i : 0x40000000u, 0);
+  for (unsigned i = 0; i < (unsigned)VL; ++i) even[i] = LLVMConstInt(kb.t_i32, i * (unsigned)sw, 0);
+  for (unsigned i = 0; i < 2 * (unsigned)VL; ++i) cat[i] = LLVMConstInt(kb.t_i32, i, 0);
+  for (unsigned j = 0; j < (unsigned)VL; ++j)
+    for (unsigned r = 0; r < 4; ++r)
+      mix[4 * j + r] = LLVMConstInt(kb.t_i32, (r / 2) * 2 * (unsigned)VL + (r % 2) * (unsigned)VL + j, 0);
+  LLVMValueRef lanev = LLVMConstVector(lane, R), evenv = LLVMConstVector(even, (unsigned)VL);
+  LLVMValueRef catm = LLVMConstVector(cat, 2 * (unsigned)VL), mixm = LLVMConstVector(mix, 4 * (unsigned)VL);
+  LLVMValueRef Wv = hc_kb_splat(&kb, hc_kb_i32(&kb, (int32_t)W), R), zv = hc_kb_splat(&kb, zb, R);
+  LLVMValueRef flipv = hc_kb_splat(&kb, flip, 4 * (unsigned)VL);
+  hc_loop task, ql, hl, cl, pl, rl;
+  LLVMValueRef t = hc_kb_task_loop_begin(&kb, &task);
+  LLVMValueRef ng = LLVMBuildUDiv(b, t, hc_kb_i64(&kb, nqb), "");
+  LLVMValueRef q0 = hc_kb_imul(&kb, LLVMBuildURem(b, t, hc_kb_i64(&kb, nqb), ""), hc_kb_i64(&kb, QB));
+  LLVMValueRef q1 = hc_kb_imin(&kb, hc_kb_iadd(&kb, q0, hc_kb_i64(&kb, QB)), hc_kb_i64(&kb, Q));
+  LLVMValueRef xbase = hc_kb_imul(&kb, ng, hc_kb_i64(&kb, p->Cg * p->inplane));
+  LLVMValueRef dbase = hc_kb_imul(&kb, ng, hc_kb_i64(&kb, Q * 4 * Pp));
+  LLVMValueRef q = hc_loop_begin(&kb, &ql, q0, q1, "q");
+  LLVMValueRef dq = hc_kb_iadd(&kb, dbase, hc_kb_imul(&kb, q, hc_kb_i64(&kb, 4 * Pp)));
+  /* per row of the quad: its channel's plane, tap row/column offsets */
+  LLVMValueRef rbase[4], roff[4], coff[4], kin[4];
+  for (int r = 0; r < 4; ++r) {
+    LLVMValueRef k = hc_kb_iadd(&kb, hc_kb_imul(&kb, q, hc_kb_i64(&kb, 4)), hc_kb_i64(&kb, r));
+    kin[r] = LLVMBuildICmp(b, LLVMIntULT, k, hc_kb_i64(&kb, p->Kc), "");
+    k = LLVMBuildSelect(b, kin[r], k, hc_kb_i64(&kb, 0), "");
+    LLVMValueRef c = LLVMBuildUDiv(b, k, hc_kb_i64(&kb, p->ktot), "");
+    LLVMValueRef tap = LLVMBuildURem(b, k, hc_kb_i64(&kb, p->ktot), "");
+    LLVMValueRef kh = LLVMBuildUDiv(b, tap, hc_kb_i64(&kb, KW), ""), kw = LLVMBuildURem(b, tap, hc_kb_i64(&kb, KW), "");
+    rbase[r] = hc_kb_iadd(&kb, xbase, hc_kb_imul(&kb, c, hc_kb_i64(&kb, p->inplane)));
+    roff[r] = LLVMBuildSub(b, hc_kb_imul(&kb, kh, hc_kb_i64(&kb, p->d[0])), hc_kb_i64(&kb, p->pb[0]), "");
+    coff[r] = LLVMBuildSub(b, hc_kb_imul(&kb, kw, hc_kb_i64(&kb, p->d[1])), hc_kb_i64(&kb, p->pb[1]), "");
+  }
+  LLVMValueRef oh = hc_loop_begin(&kb, &hl, hc_kb_i64(&kb, 0), hc_kb_i64(&kb, OH), "oh");
+  LLVMValueRef rowp[4], rin[4];
+  for (int r = 0; r < 4; ++r) {
+    LLVMValueRef ih = hc_kb_iadd(&kb, hc_kb_imul(&kb, oh, hc_kb_i64(&kb, p->s[0])), roff[r]);
+    rin[r] = hc_kb_splat(&kb, LLVMBuildAnd(b, kin[r], LLVMBuildICmp(b, LLVMIntULT, ih, hc_kb_i64(&kb, H), ""), ""), R);
+    rowp[r] = hc_kb_iadd(&kb, rbase[r], hc_kb_imul(&kb, ih, hc_kb_i64(&kb, W)));
+  }
+  LLVMValueRef ch = hc_loop_begin(&kb, &cl, hc_kb_i64(&kb, 0), hc_kb_i64(&kb, nch), "ch");
+  LLVMValueRef ow0 = hc_kb_imin(&kb, hc_kb_imul(&kb, ch, hc_kb_i64(&kb, VL)), hc_kb_i64(&kb, OW - VL));
+  LLVMValueRef v[4];
+  for (int r = 0; r < 4; ++r) {
+    LLVMValueRef col0 = hc_kb_iadd(&kb, hc_kb_imul(&kb, ow0, hc_kb_i64(&kb, sw)), coff[r]);
+    LLVMValueRef cols = LLVMBuildAdd(b, hc_kb_splat(&kb, LLVMBuildTrunc(b, col0, kb.t_i32, ""), R), lanev, "");
+    LLVMValueRef mask = LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntULT, cols, Wv, ""), rin[r], "");
+    LLVMValueRef idx = hc_kb_iadd(&kb, rowp[r], col0);
+    LLVMValueRef ld = hc_kb_masked_load_or(&kb, vr, LLVMBuildGEP2(b, kb.t_i8, px, &idx, 1, ""), 1, mask, zv);
+    v[r] = LLVMBuildShuffleVector(b, ld, LLVMGetPoison(vr), evenv, "");
+  }
+  LLVMValueRef lo = LLVMBuildShuffleVector(b, v[0], v[1], catm, "");
+  LLVMValueRef hi = LLVMBuildShuffleVector(b, v[2], v[3], catm, "");
+  LLVMValueRef out = LLVMBuildXor(b, LLVMBuildShuffleVector(b, lo, hi, mixm, ""), flipv, "");
+  LLVMValueRef pos = hc_kb_iadd(&kb, hc_kb_imul(&kb, oh, hc_kb_i64(&kb, OW)), ow0);
+  LLVMValueRef st = LLVMBuildStore(b, out, hc_kb_gep(&kb, HX_DTYPE_UINT8, dst, hc_kb_iadd(&kb, dq, hc_kb_imul(&kb, pos, hc_kb_i64(&kb, 4)))));
+  LLVMSetAlignment(st, 1);
+  hc_loop_end(&kb, &cl);
+  hc_loop_end(&kb, &hl);
+  /* positions P..Pp: zx' */
+  LLVMValueRef zq = LLVMBuildXor(b, zb, flip, "");
+  LLVMValueRef pp = hc_loop_begin(&kb, &pl, hc_kb_i64(&kb, P), hc_kb_i64(&kb, Pp), "pp");
+  LLVMValueRef r = hc_loop_begin(&kb, &rl, hc_kb_i64(&kb, 0), hc_kb_i64(&kb, 4), "r");
+  hc_kb_store(&kb, HX_DTYPE_UINT8, dst, hc_kb_iadd(&kb, dq, hc_kb_iadd(&kb, hc_kb_imul(&kb, pp, hc_kb_i64(&kb, 4)), r)), zq);
+  hc_loop_end(&kb, &rl);
+  hc_loop_end(&kb, &pl);
+  hc_loop_end(&kb, &ql);
+  hc_loop_end(&kb, &task);
+  double elems = (double)p->N * (double)p->G * (double)Pp * (double)(Q * 4);
+  hc_kb_end(&kb, elems, 2.0 * elems);
+  return HX_OK;
+}
+
 /* Packs x into the K-pair panels of the product (see ig_prod): task
  * (image, group, block of channels); row k = c*ktot + tap of panel (n, g)
  * holds x(n, g*Cg + c, pos*stride - pad + tap*dilation) - x_zero_point for
@@ -1523,6 +1630,7 @@ static hx_status_t ci_pack_quads_1x1(hc_lower_ctx* lc, const hc_node* n, const c
  * last row is 0. */
 static hx_status_t ci_pack_x(hc_lower_ctx* lc, const hc_node* n, const ci_plan* p, uint64_t dst_off, bool vnni) {
   if (vnni && ci_pointwise_quads(p)) return ci_pack_quads_1x1(lc, n, p, dst_off);
+  if (vnni && ci_quads_2d(p)) return ci_pack_quads_2d(lc, n, p, dst_off);
   int64_t Kp = vnni ? round_up(p->Kc, 4) : ci_kp(p), Pp = ci_pp(p);
   int64_t CB = 16384 / (p->ktot * Pp);
   if (CB < 1) CB = 1;

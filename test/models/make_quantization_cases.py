@@ -544,6 +544,17 @@ def conv_cases(root):
     qc('qc_depthwise_u8_full_rows_stride2_5x5', rand_q(np.uint8, (1, 4, 23, 41)), f32(0.02), np.uint8(250),
        rand_q(np.int8, (4, 1, 5, 5)), f32(0.01), np.int8(0), f32(0.05), np.uint8(128), group=4, strides=[2, 2],
        pads=[2, 2, 1, 2], consts=('w', 'wz'))
+    # the VNNI im2col of 2-D convolutions (ci_pack_quads_2d): a first
+    # convolution (3 channels, 7x7, stride 2, K = 147 not a multiple of 4,
+    # 16-column vectors, the last one overlapping), batch 2; int8 x with
+    # asymmetric padding and dilation, 16 columns and a ragged end
+    qc('qc_vnni_im2col_7x7_stride2', rand_q(np.uint8, (2, 3, 41, 45)), f32(0.02), np.uint8(113),
+       rand_q(np.int8, (8, 3, 7, 7)), (RNG.random(8) * 0.02 + 0.005).astype(f32), np.zeros(8, np.int8), f32(0.5),
+       np.uint8(97), B=RNG.integers(-5000, 5000, size=8).astype(np.int32), strides=[2, 2], pads=[3, 3, 3, 3],
+       consts=('w', 'wz', 'B'))
+    qc('qc_vnni_im2col_s8_dilated', rand_q(np.int8, (1, 6, 12, 37)), f32(0.05), np.int8(-7),
+       rand_q(np.int8, (5, 6, 3, 3)), f32(0.01), np.int8(0), f32(0.3), np.int8(2), dil=[2, 1], pads=[1, 2, 2, 0],
+       consts=('w', 'wz'))
     requant_cases(qc)
 
 
