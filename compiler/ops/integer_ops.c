@@ -33,9 +33,8 @@
  *    that a vectorisable loop stores (MatMulInteger, ConvInteger) or
  *    requantises (QLinear*): (sum + bias) times the multiplier
  *    scale_a * scale_b / scale_y (computed in the scales' type, as the
- *    reference does), the product taken in float32 with an exact
- *    correction at ties (requant_round), rounded half to even, plus the
- *    output zero point, saturated.
+ *    reference does), the exact product rounded half to even by one
+ *    float32 fma (requant_round), plus the output zero point, saturated.
  *
  * A product task is one block of up to IG_MB rows x ig_pb() columns of one
  * outer problem. Matrix products with at most MMI_AXPY_M rows skip the
@@ -345,7 +344,8 @@ static void ig_requantize(ig_emit* e, LLVMValueRef mend, LLVMValueRef pend) {
     LLVMValueRef vm = hc_kb_splat(kb, row_m, W);
     LLVMValueRef vbias = bias ? hc_kb_splat(kb, bias, W) : NULL;
     LLVMValueRef p = hc_loop_begin_step(kb, &pl, e->p0, pvend, W, "qv");
-    LLVMValueRef acc = LLVMBuildLoad2(b, vi, hc_kb_gep(kb, HX_DTYPE_INT32, e->tile, hc_kb_iadd(kb, trow, LLVMBuildSub(b, p, e->p0, ""))), "");
+    LLVMValueRef ti = hc_kb_iadd(kb, trow, LLVMBuildSub(b, p, e->p0, ""));
+    LLVMValueRef acc = LLVMBuildLoad2(b, vi, hc_kb_gep(kb, HX_DTYPE_INT32, e->tile, ti), "");
     LLVMSetAlignment(acc, 4);
     if (vbias) acc = LLVMBuildAdd(b, acc, vbias, "");
     LLVMValueRef r = requant_round(kb, acc, vm, e->ylo, e->yhi, e->yzb);
@@ -517,8 +517,10 @@ static void ig_requant_setup(ig_emit* e, int64_t elems, int64_t ld) {
   q8_range(d->yt, &lo, &hi);
   /* requant_round's bounds and offset (exact: integers below 2^24) */
   LLVMValueRef magic = LLVMConstReal(kb->t_f32, RQ_MAGIC);
-  e->ylo = LLVMBuildFAdd(kb->b, magic, LLVMBuildSIToFP(kb->b, LLVMBuildSub(kb->b, hc_kb_i32(kb, (int32_t)lo), e->yz, ""), kb->t_f32, ""), "");
-  e->yhi = LLVMBuildFAdd(kb->b, magic, LLVMBuildSIToFP(kb->b, LLVMBuildSub(kb->b, hc_kb_i32(kb, (int32_t)hi), e->yz, ""), kb->t_f32, ""), "");
+  LLVMValueRef lo_z = LLVMBuildSub(kb->b, hc_kb_i32(kb, (int32_t)lo), e->yz, "");
+  LLVMValueRef hi_z = LLVMBuildSub(kb->b, hc_kb_i32(kb, (int32_t)hi), e->yz, "");
+  e->ylo = LLVMBuildFAdd(kb->b, magic, LLVMBuildSIToFP(kb->b, lo_z, kb->t_f32, ""), "");
+  e->yhi = LLVMBuildFAdd(kb->b, magic, LLVMBuildSIToFP(kb->b, hi_z, kb->t_f32, ""), "");
   e->yzb = LLVMBuildSub(kb->b, hc_kb_i32(kb, RQ_MAGIC_BITS), e->yz, "");
   unsigned nr;
   e->rq_lanes = ig_lanes(kb->lc, &nr) / 2;
