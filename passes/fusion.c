@@ -103,8 +103,10 @@ static bool same_shape(const hc_value* a, const hc_value* b) {
 }
 
 static bool fusable_elementwise(const hc_node* n) {
-  return !n->dead && n->op && n->op->scalar && (n->op->flags & HC_OP_ELEMENTWISE) && !(n->op->flags & HC_OP_NO_FOLD) &&
-         n->num_outputs == 1 && n->outputs[0] && !n->num_fused && !n->packed;
+  if (n->dead || !n->op || !n->op->scalar || (n->op->flags & HC_OP_NO_FOLD) || n->num_outputs != 1 || !n->outputs[0] ||
+      n->num_fused || n->packed)
+    return false;
+  return (n->op->flags & HC_OP_ELEMENTWISE) || (n->op->elementwise_node && n->op->elementwise_node(n));
 }
 
 /* True when v's value depends on a group member (walking producers back to
@@ -159,6 +161,62 @@ static void add_member(group* gr, hc_node* c) {
     bool known = false;
     for (int k = 0; k < gr->next; ++k) known |= gr->ext[k] == v;
     if (!known) gr->ext[gr->next++] = v;
+  }
+}
+
+/* Recounts the group's distinct external operands. */
+static void rebuild_ext(group* gr) {
+  gr->next = 0;
+  for (int i = 0; i < gr->count; ++i) {
+    const hc_node* c = gr->member[i];
+    for (int j = 0; j < c->num_inputs; ++j) {
+      const hc_value* v = c->inputs[j];
+      if (produced_in(gr, v) >= 0) continue;
+      bool known = false;
+      for (int k = 0; k < gr->next; ++k) known |= gr->ext[k] == v;
+      if (!known && gr->next < HC_EPILOGUE_MAX_INPUTS) gr->ext[gr->next++] = v;
+    }
+  }
+}
+
+/* A chain (not an epilogue) also takes the element-wise producer of an
+ * operand of its last member c when c is that value's only user: e.g. the
+ * second DequantizeLinear of a QDQ model's residual Add, so that both
+ * operands are read as 8-bit values instead of one through a float32
+ * tensor. The producer goes just before c (the chain evaluates members in
+ * order) and must not depend on the group. */
+static void take_producers(const hc_graph* g, group* gr, const uses* u, char* seen) {
+  hc_node* c = gr->member[gr->count - 1];
+  const hc_value* ref = gr->head->outputs[0];
+  for (int j = 0; j < c->num_inputs; ++j) {
+    const hc_value* v = c->inputs[j];
+    if (!v || !v->producer || v->is_output || v->kind != HC_VALUE_INTERMEDIATE || produced_in(gr, v) >= 0) continue;
+    hc_node* p = v->producer;
+    if (!fusable_elementwise(p) || !same_shape(v, ref) || gr->count > FUSE_MAX_OPS) continue;
+    if (u->start[v->id + 1] - u->start[v->id] != 1) continue;
+    bool dep = false;
+    for (int k = 0; k < p->num_inputs && !dep; ++k) {
+      memset(seen, 0, (size_t)g->num_nodes + 1);
+      dep = !p->inputs[k] || depends_on_group(gr, p->inputs[k], seen);
+    }
+    if (dep) continue;
+    group t = *gr;
+    t.member[t.count - 1] = p;
+    t.member[t.count++] = c;
+    rebuild_ext(&t);
+    /* rebuild_ext stops at the operand limit: every operand must be in */
+    bool all = true;
+    for (int i = 0; i < t.count && all; ++i)
+      for (int k = 0; k < t.member[i]->num_inputs && all; ++k) {
+        const hc_value* w = t.member[i]->inputs[k];
+        if (produced_in(&t, w) >= 0) continue;
+        bool known = false;
+        for (int q = 0; q < t.next; ++q) known |= t.ext[q] == w;
+        all = known;
+      }
+    if (!all) continue;
+    *gr = t;
+    c = gr->member[gr->count - 1];
   }
 }
 
@@ -319,6 +377,7 @@ static hx_status_t grow(hc_graph* g, const uses* u, hc_node* head, bool anchor, 
     }
     if (!best) break;
     add_member(&gr, best);
+    if (!anchor) take_producers(g, &gr, u, seen);
   }
   *out_fused = 0;
   if (gr.count < 2) return HX_OK;

@@ -592,11 +592,16 @@ LLVMValueRef hc_kb_prefix_mask(hc_kb* kb, unsigned lanes, unsigned valid) {
 }
 
 LLVMValueRef hc_kb_masked_load(hc_kb* kb, LLVMTypeRef vt, LLVMValueRef ptr, unsigned align, LLVMValueRef mask) {
+  return hc_kb_masked_load_or(kb, vt, ptr, align, mask, LLVMConstNull(vt));
+}
+
+LLVMValueRef hc_kb_masked_load_or(hc_kb* kb, LLVMTypeRef vt, LLVMValueRef ptr, unsigned align, LLVMValueRef mask,
+                                  LLVMValueRef passthru) {
   const char* name = "llvm.masked.load";
   unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
   LLVMTypeRef tys[2] = {vt, kb->t_ptr};
   LLVMValueRef decl = LLVMGetIntrinsicDeclaration(kb->lc->mod, id, tys, 2);
-  LLVMValueRef args[4] = {ptr, LLVMConstInt(kb->t_i32, align, 0), mask, LLVMConstNull(vt)};
+  LLVMValueRef args[4] = {ptr, LLVMConstInt(kb->t_i32, align, 0), mask, passthru};
   return LLVMBuildCall2(kb->b, LLVMIntrinsicGetType(kb->lc->llctx, id, tys, 2), decl, args, 4, "");
 }
 

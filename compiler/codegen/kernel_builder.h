@@ -198,6 +198,9 @@ LLVMValueRef hc_kb_prefix_mask(hc_kb* kb, unsigned lanes, unsigned valid);
  * the lanes set in `mask` (llvm.masked.load; the others are zero and their
  * addresses are never touched, so they may lie outside a buffer). */
 LLVMValueRef hc_kb_masked_load(hc_kb* kb, LLVMTypeRef vt, LLVMValueRef ptr, unsigned align, LLVMValueRef mask);
+/* The same, with the lanes not set in `mask` taken from `passthru`. */
+LLVMValueRef hc_kb_masked_load_or(hc_kb* kb, LLVMTypeRef vt, LLVMValueRef ptr, unsigned align, LLVMValueRef mask,
+                                  LLVMValueRef passthru);
 /* Stores the lanes of vector v set in `mask` at ptr (llvm.masked.store). */
 void hc_kb_masked_store(hc_kb* kb, LLVMValueRef v, LLVMValueRef ptr, unsigned align, LLVMValueRef mask);
 

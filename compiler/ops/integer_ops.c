@@ -33,8 +33,8 @@
  *    that a vectorisable loop stores (MatMulInteger, ConvInteger) or
  *    requantises (QLinear*): (sum + bias) times the multiplier
  *    scale_a * scale_b / scale_y (computed in the scales' type, as the
- *    reference does), the product taken in float64, rounded half to even,
- *    plus the output zero point, saturated in integers.
+ *    reference does), the exact product rounded half to even by one
+ *    float32 fma (requant_round), plus the output zero point, saturated.
  *
  * A product task is one block of up to IG_MB rows x ig_pb() columns of one
  * outer problem. Matrix products with at most MMI_AXPY_M rows skip the
@@ -162,6 +162,8 @@ typedef struct ig_emit {
   LLVMValueRef wp, xp, yp, pwz;
   LLVMValueRef w_off, x_off, y_off, sm_off, sp_off, b_off, wz_off;
   LLVMValueRef psm, psp, pb, ys, yz;
+  LLVMValueRef ylo, yhi, yzb; /* requant_round's bounds and zero-point offset */
+  unsigned rq_lanes;           /* int32 lanes of ig_requantize's vectors */
   LLVMValueRef tile, m0, p0; /* int32 sums of the task's block */
   int64_t tile_ld;           /* tile row stride */
   LLVMValueRef rs, rs_off, xzq; /* VNNI: row sums, their offset, zx' (i32) */
@@ -236,22 +238,50 @@ static LLVMValueRef dot_step(ig_emit* e, LLVMValueRef acc, LLVMValueRef a, LLVMV
   return LLVMBuildAdd(bd, acc, m, "");
 }
 
-/* Rounds a float64 value half to even, adds the zero point (i32) and
- * saturates to yt's 8-bit range; returns an i8. */
-static LLVMValueRef requant_round(hc_kb* kb, LLVMValueRef v, LLVMValueRef zp, hx_dtype_t yt) {
-  LLVMTypeRef ft = LLVMTypeOf(v);
-  LLVMValueRef r = hc_kb_intrinsic(kb, "llvm.roundeven", ft, &v, 1);
-  LLVMValueRef lim[2] = {r, LLVMConstReal(ft, -1073741824.0)};
-  r = hc_kb_intrinsic(kb, "llvm.maxnum", ft, lim, 2);
-  lim[0] = r, lim[1] = LLVMConstReal(ft, 1073741824.0);
-  r = hc_kb_intrinsic(kb, "llvm.minnum", ft, lim, 2);
-  LLVMValueRef i = LLVMBuildAdd(kb->b, LLVMBuildFPToSI(kb->b, r, kb->t_i32, ""), zp, "");
-  int64_t lo, hi;
-  q8_range(yt, &lo, &hi);
-  LLVMValueRef l = hc_kb_i32(kb, (int32_t)lo), h = hc_kb_i32(kb, (int32_t)hi);
-  i = LLVMBuildSelect(kb->b, LLVMBuildICmp(kb->b, LLVMIntSLT, i, l, ""), l, i, "");
-  i = LLVMBuildSelect(kb->b, LLVMBuildICmp(kb->b, LLVMIntSGT, i, h, ""), h, i, "");
-  return LLVMBuildTrunc(kb->b, i, kb->t_i8, "");
+/* 1.5 * 2^23: a float32 between 2^23 and 2^24 is an integer, so adding
+ * this to a value of magnitude below 2^22 rounds it to an integer (half to
+ * even, the default rounding mode) held in the low mantissa bits. */
+#define RQ_MAGIC 12582912.0
+#define RQ_MAGIC_BITS 0x4B400000
+
+/* Requantises int32 sums `acc` (bias included; a scalar or a vector) with
+ * the float32 multiplier `mult` (same shape): saturate(round_half_even(acc
+ * * mult) + zp), as i8. lo_t/hi_t are RQ_MAGIC + (type min/max - zp) and
+ * zp_bits is RQ_MAGIC_BITS - zp, all per kernel (ig_requant_setup).
+ *
+ * float32, 16 lanes per AVX-512 vector (float64 had 8), and exact:
+ * t = fma(acc, mult, RQ_MAGIC) rounds the real product plus RQ_MAGIC once,
+ * so while |acc * mult| < 2^22 (every unsaturated output) t is RQ_MAGIC
+ * plus the product rounded half to even, exactly what the float64 product
+ * gave; acc converts to float32 exactly while |acc| <= 2^24 (beyond, the
+ * conversion's relative 2^-24 can move a value within that of a .5 tie by
+ * one step). zp is added after the rounding (adding it before would round
+ * ties of odd zero points the wrong way). Larger products: t - RQ_MAGIC is
+ * a monotone function of the product and exceeds the range there, so
+ * clamping t to [lo_t, hi_t] saturates right; after the clamp the bits of t
+ * minus zp_bits are the output. A NaN (zero y scale) gives the minimum. */
+static LLVMValueRef requant_round(hc_kb* kb, LLVMValueRef acc, LLVMValueRef mult, LLVMValueRef lo_t,
+                                  LLVMValueRef hi_t, LLVMValueRef zp_bits) {
+  LLVMBuilderRef b = kb->b;
+  LLVMTypeRef at = LLVMTypeOf(acc);
+  bool vec = LLVMGetTypeKind(at) == LLVMVectorTypeKind;
+  unsigned n = vec ? LLVMGetVectorSize(at) : 1;
+  LLVMTypeRef ft = vec ? LLVMVectorType(kb->t_f32, n) : kb->t_f32;
+  LLVMTypeRef bt = vec ? LLVMVectorType(kb->t_i8, n) : kb->t_i8;
+  if (vec) {
+    lo_t = hc_kb_splat(kb, lo_t, n);
+    hi_t = hc_kb_splat(kb, hi_t, n);
+    zp_bits = hc_kb_splat(kb, zp_bits, n);
+  }
+  LLVMValueRef magic = LLVMConstReal(kb->t_f32, RQ_MAGIC);
+  if (vec) magic = hc_kb_splat(kb, magic, n);
+  LLVMValueRef a = LLVMBuildSIToFP(b, acc, ft, "");
+  LLVMValueRef t = hc_kb_intrinsic(kb, "llvm.fma", ft, (LLVMValueRef[]){a, mult, magic}, 3);
+  /* t > lo ? t : lo is one maxps (and maps NaN to lo) */
+  t = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOGT, t, lo_t, ""), t, lo_t, "");
+  t = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOLT, t, hi_t, ""), t, hi_t, "");
+  LLVMValueRef i = LLVMBuildSub(b, LLVMBuildBitCast(b, t, LLVMTypeOf(acc), ""), zp_bits, "");
+  return LLVMBuildTrunc(b, i, bt, "");
 }
 
 /* Rounds a float32 result of float16/bfloat16 operands to that type, so
@@ -264,12 +294,33 @@ static LLVMValueRef round_to(hc_kb* kb, hx_dtype_t st, LLVMValueRef v) {
   return v;
 }
 
+/* Row m's requantisation parameters: its scale (sm), int32 bias (NULL:
+ * none) and, when row_m is given (one column scale), its multiplier
+ * sm * sp / sy computed in the scales' type. */
+static void ig_row_params(ig_emit* e, LLVMValueRef m, LLVMValueRef* sm, LLVMValueRef* bias, LLVMValueRef* row_m) {
+  hc_kb* kb = e->kb;
+  const ig_prod* d = e->d;
+  *sm = hc_kb_load(kb, d->sm->dtype, e->psm, hc_kb_iadd(kb, e->sm_off, hc_kb_imul(kb, m, hc_kb_i64(kb, d->sm_step))));
+  *bias = d->bias ? hc_kb_load(kb, HX_DTYPE_INT32, e->pb,
+                               hc_kb_iadd(kb, e->b_off, hc_kb_imul(kb, m, hc_kb_i64(kb, d->bias_step))))
+                  : NULL;
+  if (!row_m) return;
+  hx_dtype_t st = d->sm->dtype;
+  LLVMValueRef sp = hc_kb_load(kb, d->sp->dtype, e->psp, e->sp_off);
+  LLVMValueRef prod = round_to(kb, st, hc_kb_mul(kb, HX_DTYPE_FLOAT32, *sm, sp));
+  *row_m = round_to(kb, st, hc_kb_div(kb, HX_DTYPE_FLOAT32, prod, e->ys));
+}
+
 /* Writes the task's block [m0, mend) x [p0, pend) from the tile to Y: the
  * int32 sums as they are (MatMulInteger, ConvInteger), or requantised:
- * y = saturate(round((sum + bias) * (scale_m * scale_p / scale_y)) + zp),
- * a loop over contiguous columns that vectorises. */
+ * y = saturate(round((sum + bias) * (scale_m * scale_p / scale_y)) + zp)
+ * (requant_round). With one multiplier per row, explicit vectors of the
+ * target's int32 lanes and a scalar tail (the loop vectoriser would pick
+ * 256-bit vectors on AVX-512 targets, twice the instructions); with one
+ * per column, a scalar loop that the vectoriser handles. */
 static void ig_requantize(ig_emit* e, LLVMValueRef mend, LLVMValueRef pend) {
   hc_kb* kb = e->kb;
+  LLVMBuilderRef b = kb->b;
   const ig_prod* d = e->d;
   const hx_dtype_t f = HX_DTYPE_FLOAT32;
   bool q = d->yt != HX_DTYPE_INT32;
@@ -278,36 +329,45 @@ static void ig_requantize(ig_emit* e, LLVMValueRef mend, LLVMValueRef pend) {
   bool row_mult = q && d->sp_step == 0;
   hc_loop ml, pl;
   LLVMValueRef m = hc_loop_begin(kb, &ml, e->m0, mend, "qm");
-  LLVMValueRef sm = q ? hc_kb_load(kb, d->sm->dtype, e->psm,
-                                   hc_kb_iadd(kb, e->sm_off, hc_kb_imul(kb, m, hc_kb_i64(kb, d->sm_step))))
-                      : NULL;
-  LLVMValueRef bias = q && d->bias ? hc_kb_load(kb, HX_DTYPE_INT32, e->pb,
-                                                hc_kb_iadd(kb, e->b_off, hc_kb_imul(kb, m, hc_kb_i64(kb, d->bias_step))))
-                                   : NULL;
+  LLVMValueRef sm = NULL, bias = NULL, row_m = NULL;
+  if (q) ig_row_params(e, m, &sm, &bias, row_mult ? &row_m : NULL);
   hx_dtype_t st = q ? d->sm->dtype : HX_DTYPE_FLOAT32;
-  LLVMValueRef mult64 = NULL;
-  if (row_mult) {
-    LLVMValueRef sp = hc_kb_load(kb, d->sp->dtype, e->psp, e->sp_off);
-    LLVMValueRef prod = round_to(kb, st, hc_kb_mul(kb, f, sm, sp));
-    mult64 = LLVMBuildFPExt(kb->b, round_to(kb, st, hc_kb_div(kb, f, prod, e->ys)), kb->t_f64, "");
-  }
-  LLVMValueRef trow = hc_kb_imul(kb, LLVMBuildSub(kb->b, m, e->m0, ""), hc_kb_i64(kb, e->tile_ld));
+  LLVMValueRef trow = hc_kb_imul(kb, LLVMBuildSub(b, m, e->m0, ""), hc_kb_i64(kb, e->tile_ld));
   LLVMValueRef yrow = hc_kb_iadd(kb, e->y_off, hc_kb_imul(kb, m, hc_kb_i64(kb, d->Pt)));
-  LLVMValueRef p = hc_loop_begin(kb, &pl, e->p0, pend, "qp");
-  LLVMValueRef acc = hc_kb_load(kb, HX_DTYPE_INT32, e->tile, hc_kb_iadd(kb, trow, LLVMBuildSub(kb->b, p, e->p0, "")));
+  LLVMValueRef ptail = e->p0;
+  unsigned W = e->rq_lanes;
+  if (row_mult && W > 1) {
+    /* [p0, pvend): whole vectors of W columns */
+    LLVMValueRef cnt = LLVMBuildSub(b, pend, e->p0, "");
+    LLVMValueRef pvend = hc_kb_iadd(kb, e->p0, LLVMBuildAnd(b, cnt, hc_kb_i64(kb, -(int64_t)W), ""));
+    LLVMTypeRef vi = LLVMVectorType(kb->t_i32, W);
+    LLVMValueRef vm = hc_kb_splat(kb, row_m, W);
+    LLVMValueRef vbias = bias ? hc_kb_splat(kb, bias, W) : NULL;
+    LLVMValueRef p = hc_loop_begin_step(kb, &pl, e->p0, pvend, W, "qv");
+    LLVMValueRef ti = hc_kb_iadd(kb, trow, LLVMBuildSub(b, p, e->p0, ""));
+    LLVMValueRef acc = LLVMBuildLoad2(b, vi, hc_kb_gep(kb, HX_DTYPE_INT32, e->tile, ti), "");
+    LLVMSetAlignment(acc, 4);
+    if (vbias) acc = LLVMBuildAdd(b, acc, vbias, "");
+    LLVMValueRef r = requant_round(kb, acc, vm, e->ylo, e->yhi, e->yzb);
+    LLVMValueRef st8 = LLVMBuildStore(b, r, hc_kb_gep(kb, d->yt, e->yp, hc_kb_iadd(kb, yrow, p)));
+    LLVMSetAlignment(st8, 1);
+    hc_loop_end(kb, &pl);
+    ptail = pvend;
+  }
+  LLVMValueRef p = hc_loop_begin(kb, &pl, ptail, pend, "qp");
+  LLVMValueRef acc = hc_kb_load(kb, HX_DTYPE_INT32, e->tile, hc_kb_iadd(kb, trow, LLVMBuildSub(b, p, e->p0, "")));
   if (!q) {
     hc_kb_store(kb, HX_DTYPE_INT32, e->yp, hc_kb_iadd(kb, yrow, p), acc);
   } else {
-    if (bias) acc = LLVMBuildAdd(kb->b, acc, bias, "");
-    LLVMValueRef mult = mult64;
+    if (bias) acc = LLVMBuildAdd(b, acc, bias, "");
+    LLVMValueRef mult = row_m;
     if (!mult) {
       LLVMValueRef sp = hc_kb_load(kb, d->sp->dtype, e->psp,
                                    hc_kb_iadd(kb, e->sp_off, hc_kb_imul(kb, p, hc_kb_i64(kb, d->sp_step))));
       LLVMValueRef prod = round_to(kb, st, hc_kb_mul(kb, f, sm, sp));
-      mult = LLVMBuildFPExt(kb->b, round_to(kb, st, hc_kb_div(kb, f, prod, e->ys)), kb->t_f64, "");
+      mult = round_to(kb, st, hc_kb_div(kb, f, prod, e->ys));
     }
-    LLVMValueRef v = LLVMBuildFMul(kb->b, LLVMBuildSIToFP(kb->b, acc, kb->t_f64, ""), mult, "");
-    hc_kb_store(kb, d->yt, e->yp, hc_kb_iadd(kb, yrow, p), requant_round(kb, v, e->yz, d->yt));
+    hc_kb_store(kb, d->yt, e->yp, hc_kb_iadd(kb, yrow, p), requant_round(kb, acc, mult, e->ylo, e->yhi, e->yzb));
   }
   hc_loop_end(kb, &pl);
   hc_loop_end(kb, &ml);
@@ -438,6 +498,8 @@ static void ig_cols(ig_emit* e, int r, LLVMValueRef m, LLVMValueRef p0, LLVMValu
   hc_loop_end(kb, &pl);
 }
 
+static unsigned ig_lanes(const hc_lower_ctx* lc, unsigned* nr);
+
 /* Loads the requantisation parameters that are the same for every task
  * and allocates the task's tile of `elems` int32 sums, rows `ld` apart. */
 static void ig_requant_setup(ig_emit* e, int64_t elems, int64_t ld) {
@@ -451,6 +513,17 @@ static void ig_requant_setup(ig_emit* e, int64_t elems, int64_t ld) {
   e->ys = hc_kb_load(kb, d->sy->dtype, hc_kb_ptr(kb, d->sy), hc_kb_i64(kb, 0));
   e->yz = hc_kb_convert(kb, hc_kb_load(kb, d->zy->dtype, hc_kb_ptr(kb, d->zy), hc_kb_i64(kb, 0)), d->zy->dtype,
                         HX_DTYPE_INT32);
+  int64_t lo, hi;
+  q8_range(d->yt, &lo, &hi);
+  /* requant_round's bounds and offset (exact: integers below 2^24) */
+  LLVMValueRef magic = LLVMConstReal(kb->t_f32, RQ_MAGIC);
+  LLVMValueRef lo_z = LLVMBuildSub(kb->b, hc_kb_i32(kb, (int32_t)lo), e->yz, "");
+  LLVMValueRef hi_z = LLVMBuildSub(kb->b, hc_kb_i32(kb, (int32_t)hi), e->yz, "");
+  e->ylo = LLVMBuildFAdd(kb->b, magic, LLVMBuildSIToFP(kb->b, lo_z, kb->t_f32, ""), "");
+  e->yhi = LLVMBuildFAdd(kb->b, magic, LLVMBuildSIToFP(kb->b, hi_z, kb->t_f32, ""), "");
+  e->yzb = LLVMBuildSub(kb->b, hc_kb_i32(kb, RQ_MAGIC_BITS), e->yz, "");
+  unsigned nr;
+  e->rq_lanes = ig_lanes(kb->lc, &nr) / 2;
   if (d->bias) e->pb = hc_kb_ptr(kb, d->bias);
 }
 
@@ -1362,12 +1435,204 @@ static void ci_taps(ci_cols* c, int e, LLVMValueRef tap) {
   hc_loop_end(kb, &kl);
 }
 
+/* The VNNI K-quad packing of a pointwise convolution (1x1 kernel, stride
+ * 1, no padding: the panel's positions are the input plane's) whose group
+ * has whole quads of channels: four input rows interleaved byte by byte.
+ * 16 positions at a time, the four rows' bytes are loaded as vectors and
+ * one shuffle interleaves them into 64 output bytes; ci_pack_row's general
+ * path would store every byte on its own (4 stores of one byte per 4
+ * bytes). Task: (image, group, block of quads); the last positions go one
+ * at a time and P..Pp get the zero point zx'. */
+static bool ci_pointwise_quads(const ci_plan* p) {
+  if (p->Cg % 4 || p->P != p->inplane || p->P < 16) return false;
+  for (int e = 0; e < p->nd; ++e)
+    if (p->k[e] != 1 || p->s[e] != 1 || p->pb[e] || p->pe[e]) return false;
+  return true;
+}
+
+static hx_status_t ci_pack_quads_1x1(hc_lower_ctx* lc, const hc_node* n, const ci_plan* p, uint64_t dst_off) {
+  int64_t P = p->P, Pp = ci_pp(p), Q = p->Cg / 4;
+  int64_t QB = 4096 / Pp;
+  if (QB < 1) QB = 1;
+  int64_t nqb = (Q + QB - 1) / QB, PV = P & ~(int64_t)15;
+  hc_kb kb;
+  HX_RETURN_IF_ERROR(hc_kb_begin(lc, n, "pack_x", p->N * p->G * nqb, &kb));
+  LLVMBuilderRef b = kb.b;
+  LLVMValueRef px = hc_kb_ptr(&kb, p->x);
+  LLVMValueRef ws = hc_kb_workspace(&kb);
+  LLVMValueRef dst = LLVMBuildGEP2(b, kb.t_i8, ws, (LLVMValueRef[]){hc_kb_i64(&kb, (int64_t)dst_off)}, 1, "");
+  bool sgn = hc_dtype_is_signed(p->x->dtype);
+  LLVMValueRef xz = p->xz ? hc_kb_convert(&kb, hc_kb_load(&kb, p->xz->dtype, hc_kb_ptr(&kb, p->xz), hc_kb_i64(&kb, 0)),
+                                          p->xz->dtype, HX_DTYPE_INT32)
+                          : hc_kb_i32(&kb, 0);
+  if (sgn) xz = LLVMBuildAdd(b, xz, hc_kb_i32(&kb, 128), "");
+  LLVMValueRef zb = LLVMBuildTrunc(b, xz, kb.t_i8, "");
+  LLVMTypeRef v16 = LLVMVectorType(kb.t_i8, 16);
+  LLVMValueRef cat[32], mix[64];
+  for (unsigned i = 0; i < 32; ++i) cat[i] = LLVMConstInt(kb.t_i32, i, 0);
+  /* byte 4j + r of the output is row r's byte j; rows 0,1 are the first
+   * 32-byte half, rows 2,3 the second */
+  for (unsigned j = 0; j < 16; ++j)
+    for (unsigned r = 0; r < 4; ++r) mix[4 * j + r] = LLVMConstInt(kb.t_i32, (r / 2) * 32 + (r % 2) * 16 + j, 0);
+  LLVMValueRef catm = LLVMConstVector(cat, 32), mixm = LLVMConstVector(mix, 64);
+  hc_loop task, ql, pl, rl;
+  LLVMValueRef t = hc_kb_task_loop_begin(&kb, &task);
+  LLVMValueRef ng = LLVMBuildUDiv(b, t, hc_kb_i64(&kb, nqb), "");
+  LLVMValueRef q0 = hc_kb_imul(&kb, LLVMBuildURem(b, t, hc_kb_i64(&kb, nqb), ""), hc_kb_i64(&kb, QB));
+  LLVMValueRef q1 = hc_kb_imin(&kb, hc_kb_iadd(&kb, q0, hc_kb_i64(&kb, QB)), hc_kb_i64(&kb, Q));
+  LLVMValueRef xbase = hc_kb_imul(&kb, ng, hc_kb_i64(&kb, p->Cg * P));
+  LLVMValueRef dbase = hc_kb_imul(&kb, ng, hc_kb_i64(&kb, Q * 4 * Pp));
+  LLVMValueRef q = hc_loop_begin(&kb, &ql, q0, q1, "q");
+  LLVMValueRef xq = hc_kb_iadd(&kb, xbase, hc_kb_imul(&kb, q, hc_kb_i64(&kb, 4 * P)));
+  LLVMValueRef dq = hc_kb_iadd(&kb, dbase, hc_kb_imul(&kb, q, hc_kb_i64(&kb, 4 * Pp)));
+  LLVMValueRef pos = hc_loop_begin_step(&kb, &pl, hc_kb_i64(&kb, 0), hc_kb_i64(&kb, PV), 16, "pv");
+  LLVMValueRef rows[4];
+  for (int r = 0; r < 4; ++r) {
+    LLVMValueRef a = hc_kb_gep(&kb, HX_DTYPE_UINT8, px, hc_kb_iadd(&kb, xq, hc_kb_iadd(&kb, pos, hc_kb_i64(&kb, r * P))));
+    rows[r] = LLVMBuildLoad2(b, v16, a, "");
+    LLVMSetAlignment(rows[r], 1);
+  }
+  LLVMValueRef lo = LLVMBuildShuffleVector(b, rows[0], rows[1], catm, "");
+  LLVMValueRef hi = LLVMBuildShuffleVector(b, rows[2], rows[3], catm, "");
+  LLVMValueRef v = LLVMBuildShuffleVector(b, lo, hi, mixm, "");
+  if (sgn) v = LLVMBuildXor(b, v, hc_kb_splat(&kb, LLVMConstInt(kb.t_i8, 0x80, 0), 64), "");
+  LLVMValueRef st = LLVMBuildStore(b, v, hc_kb_gep(&kb, HX_DTYPE_UINT8, dst, hc_kb_iadd(&kb, dq, hc_kb_imul(&kb, pos, hc_kb_i64(&kb, 4)))));
+  LLVMSetAlignment(st, 1);
+  hc_loop_end(&kb, &pl);
+  /* the last P % 16 positions, then the padding up to Pp */
+  pos = hc_loop_begin(&kb, &pl, hc_kb_i64(&kb, PV), hc_kb_i64(&kb, Pp), "pt");
+  LLVMValueRef in = LLVMBuildICmp(b, LLVMIntULT, pos, hc_kb_i64(&kb, P), "");
+  LLVMValueRef pin = LLVMBuildSelect(b, in, pos, hc_kb_i64(&kb, 0), "");
+  LLVMValueRef r = hc_loop_begin(&kb, &rl, hc_kb_i64(&kb, 0), hc_kb_i64(&kb, 4), "r");
+  LLVMValueRef xv = hc_kb_load(&kb, HX_DTYPE_UINT8, px, hc_kb_iadd(&kb, xq, hc_kb_iadd(&kb, pin, hc_kb_imul(&kb, r, hc_kb_i64(&kb, P)))));
+  xv = LLVMBuildTrunc(b, xv, kb.t_i8, "");
+  if (sgn) xv = LLVMBuildXor(b, xv, LLVMConstInt(kb.t_i8, 0x80, 0), "");
+  xv = LLVMBuildSelect(b, in, xv, zb, "");
+  hc_kb_store(&kb, HX_DTYPE_UINT8, dst, hc_kb_iadd(&kb, dq, hc_kb_iadd(&kb, hc_kb_imul(&kb, pos, hc_kb_i64(&kb, 4)), r)), xv);
+  hc_loop_end(&kb, &rl);
+  hc_loop_end(&kb, &pl);
+  hc_loop_end(&kb, &ql);
+  hc_loop_end(&kb, &task);
+  double elems = (double)p->N * (double)p->G * (double)Pp * (double)p->Cg;
+  hc_kb_end(&kb, elems, 2.0 * elems);
+  return HX_OK;
+}
+
+/* The VNNI K-quad packing (im2col) of any 2-D convolution with a column
+ * stride of 1 or 2 and output rows of 4 or more columns: per quad of rows
+ * k = c*ktot + (kh, kw) and output row, VL output columns at a time, each
+ * of the four rows is one load of its input row segment, masked to the
+ * row (taps in the padding, and rows past K, read zx), every other byte
+ * kept for stride 2, and one shuffle interleaves the four into 4*VL
+ * bytes; ci_pack_row stores every byte on its own. The last vector of a
+ * row overlaps the one before (same bytes). Task: (image, group, block of
+ * quads); positions P..Pp get zx'. */
+static bool ci_quads_2d(const ci_plan* p) { return p->nd == 2 && p->s[1] <= 2 && p->out[1] >= 4 && p->P > 1; }
+
+static hx_status_t ci_pack_quads_2d(hc_lower_ctx* lc, const hc_node* n, const ci_plan* p, uint64_t dst_off) {
+  int64_t OH = p->out[0], OW = p->out[1], H = p->in[0], W = p->in[1], KW = p->k[1], sw = p->s[1];
+  int64_t P = p->P, Pp = ci_pp(p), Q = round_up(p->Kc, 4) / 4;
+  int64_t VL = OW >= 16 ? 16 : OW >= 8 ? 8 : 4, nch = (OW + VL - 1) / VL;
+  int64_t used = (VL - 1) * sw + 1;
+  unsigned R = used <= 4 ? 4 : used <= 8 ? 8 : used <= 16 ? 16 : 32;
+  int64_t QB = 4096 / Pp;
+  if (QB < 1) QB = 1;
+  int64_t nqb = (Q + QB - 1) / QB;
+  hc_kb kb;
+  HX_RETURN_IF_ERROR(hc_kb_begin(lc, n, "pack_x", p->N * p->G * nqb, &kb));
+  LLVMBuilderRef b = kb.b;
+  LLVMValueRef px = hc_kb_ptr(&kb, p->x);
+  LLVMValueRef ws = hc_kb_workspace(&kb);
+  LLVMValueRef dst = LLVMBuildGEP2(b, kb.t_i8, ws, (LLVMValueRef[]){hc_kb_i64(&kb, (int64_t)dst_off)}, 1, "");
+  bool sgn = hc_dtype_is_signed(p->x->dtype);
+  LLVMValueRef xz = p->xz ? hc_kb_convert(&kb, hc_kb_load(&kb, p->xz->dtype, hc_kb_ptr(&kb, p->xz), hc_kb_i64(&kb, 0)),
+                                          p->xz->dtype, HX_DTYPE_INT32)
+                          : hc_kb_i32(&kb, 0);
+  /* raw zero-point byte (loads' pass-through; the xor below makes it zx') */
+  LLVMValueRef zb = LLVMBuildTrunc(b, xz, kb.t_i8, "");
+  LLVMValueRef flip = LLVMConstInt(kb.t_i8, sgn ? 0x80 : 0, 0);
+  LLVMTypeRef vr = LLVMVectorType(kb.t_i8, R);
+  LLVMValueRef lane[32], even[16], cat[32], mix[64];
+  for (unsigned i = 0; i < R; ++i) lane[i] = LLVMConstInt(kb.t_i32, i < (unsigned)used ? i : 0x40000000u, 0);
+  for (unsigned i = 0; i < (unsigned)VL; ++i) even[i] = LLVMConstInt(kb.t_i32, i * (unsigned)sw, 0);
+  for (unsigned i = 0; i < 2 * (unsigned)VL; ++i) cat[i] = LLVMConstInt(kb.t_i32, i, 0);
+  for (unsigned j = 0; j < (unsigned)VL; ++j)
+    for (unsigned r = 0; r < 4; ++r)
+      mix[4 * j + r] = LLVMConstInt(kb.t_i32, (r / 2) * 2 * (unsigned)VL + (r % 2) * (unsigned)VL + j, 0);
+  LLVMValueRef lanev = LLVMConstVector(lane, R), evenv = LLVMConstVector(even, (unsigned)VL);
+  LLVMValueRef catm = LLVMConstVector(cat, 2 * (unsigned)VL), mixm = LLVMConstVector(mix, 4 * (unsigned)VL);
+  LLVMValueRef Wv = hc_kb_splat(&kb, hc_kb_i32(&kb, (int32_t)W), R), zv = hc_kb_splat(&kb, zb, R);
+  LLVMValueRef flipv = hc_kb_splat(&kb, flip, 4 * (unsigned)VL);
+  hc_loop task, ql, hl, cl, pl, rl;
+  LLVMValueRef t = hc_kb_task_loop_begin(&kb, &task);
+  LLVMValueRef ng = LLVMBuildUDiv(b, t, hc_kb_i64(&kb, nqb), "");
+  LLVMValueRef q0 = hc_kb_imul(&kb, LLVMBuildURem(b, t, hc_kb_i64(&kb, nqb), ""), hc_kb_i64(&kb, QB));
+  LLVMValueRef q1 = hc_kb_imin(&kb, hc_kb_iadd(&kb, q0, hc_kb_i64(&kb, QB)), hc_kb_i64(&kb, Q));
+  LLVMValueRef xbase = hc_kb_imul(&kb, ng, hc_kb_i64(&kb, p->Cg * p->inplane));
+  LLVMValueRef dbase = hc_kb_imul(&kb, ng, hc_kb_i64(&kb, Q * 4 * Pp));
+  LLVMValueRef q = hc_loop_begin(&kb, &ql, q0, q1, "q");
+  LLVMValueRef dq = hc_kb_iadd(&kb, dbase, hc_kb_imul(&kb, q, hc_kb_i64(&kb, 4 * Pp)));
+  /* per row of the quad: its channel's plane, tap row/column offsets */
+  LLVMValueRef rbase[4], roff[4], coff[4], kin[4];
+  for (int r = 0; r < 4; ++r) {
+    LLVMValueRef k = hc_kb_iadd(&kb, hc_kb_imul(&kb, q, hc_kb_i64(&kb, 4)), hc_kb_i64(&kb, r));
+    kin[r] = LLVMBuildICmp(b, LLVMIntULT, k, hc_kb_i64(&kb, p->Kc), "");
+    k = LLVMBuildSelect(b, kin[r], k, hc_kb_i64(&kb, 0), "");
+    LLVMValueRef c = LLVMBuildUDiv(b, k, hc_kb_i64(&kb, p->ktot), "");
+    LLVMValueRef tap = LLVMBuildURem(b, k, hc_kb_i64(&kb, p->ktot), "");
+    LLVMValueRef kh = LLVMBuildUDiv(b, tap, hc_kb_i64(&kb, KW), ""), kw = LLVMBuildURem(b, tap, hc_kb_i64(&kb, KW), "");
+    rbase[r] = hc_kb_iadd(&kb, xbase, hc_kb_imul(&kb, c, hc_kb_i64(&kb, p->inplane)));
+    roff[r] = LLVMBuildSub(b, hc_kb_imul(&kb, kh, hc_kb_i64(&kb, p->d[0])), hc_kb_i64(&kb, p->pb[0]), "");
+    coff[r] = LLVMBuildSub(b, hc_kb_imul(&kb, kw, hc_kb_i64(&kb, p->d[1])), hc_kb_i64(&kb, p->pb[1]), "");
+  }
+  LLVMValueRef oh = hc_loop_begin(&kb, &hl, hc_kb_i64(&kb, 0), hc_kb_i64(&kb, OH), "oh");
+  LLVMValueRef rowp[4], rin[4];
+  for (int r = 0; r < 4; ++r) {
+    LLVMValueRef ih = hc_kb_iadd(&kb, hc_kb_imul(&kb, oh, hc_kb_i64(&kb, p->s[0])), roff[r]);
+    rin[r] = hc_kb_splat(&kb, LLVMBuildAnd(b, kin[r], LLVMBuildICmp(b, LLVMIntULT, ih, hc_kb_i64(&kb, H), ""), ""), R);
+    rowp[r] = hc_kb_iadd(&kb, rbase[r], hc_kb_imul(&kb, ih, hc_kb_i64(&kb, W)));
+  }
+  LLVMValueRef ch = hc_loop_begin(&kb, &cl, hc_kb_i64(&kb, 0), hc_kb_i64(&kb, nch), "ch");
+  LLVMValueRef ow0 = hc_kb_imin(&kb, hc_kb_imul(&kb, ch, hc_kb_i64(&kb, VL)), hc_kb_i64(&kb, OW - VL));
+  LLVMValueRef v[4];
+  for (int r = 0; r < 4; ++r) {
+    LLVMValueRef col0 = hc_kb_iadd(&kb, hc_kb_imul(&kb, ow0, hc_kb_i64(&kb, sw)), coff[r]);
+    LLVMValueRef cols = LLVMBuildAdd(b, hc_kb_splat(&kb, LLVMBuildTrunc(b, col0, kb.t_i32, ""), R), lanev, "");
+    LLVMValueRef mask = LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntULT, cols, Wv, ""), rin[r], "");
+    LLVMValueRef idx = hc_kb_iadd(&kb, rowp[r], col0);
+    LLVMValueRef ld = hc_kb_masked_load_or(&kb, vr, LLVMBuildGEP2(b, kb.t_i8, px, &idx, 1, ""), 1, mask, zv);
+    v[r] = LLVMBuildShuffleVector(b, ld, LLVMGetPoison(vr), evenv, "");
+  }
+  LLVMValueRef lo = LLVMBuildShuffleVector(b, v[0], v[1], catm, "");
+  LLVMValueRef hi = LLVMBuildShuffleVector(b, v[2], v[3], catm, "");
+  LLVMValueRef out = LLVMBuildXor(b, LLVMBuildShuffleVector(b, lo, hi, mixm, ""), flipv, "");
+  LLVMValueRef pos = hc_kb_iadd(&kb, hc_kb_imul(&kb, oh, hc_kb_i64(&kb, OW)), ow0);
+  LLVMValueRef st = LLVMBuildStore(b, out, hc_kb_gep(&kb, HX_DTYPE_UINT8, dst, hc_kb_iadd(&kb, dq, hc_kb_imul(&kb, pos, hc_kb_i64(&kb, 4)))));
+  LLVMSetAlignment(st, 1);
+  hc_loop_end(&kb, &cl);
+  hc_loop_end(&kb, &hl);
+  /* positions P..Pp: zx' */
+  LLVMValueRef zq = LLVMBuildXor(b, zb, flip, "");
+  LLVMValueRef pp = hc_loop_begin(&kb, &pl, hc_kb_i64(&kb, P), hc_kb_i64(&kb, Pp), "pp");
+  LLVMValueRef r = hc_loop_begin(&kb, &rl, hc_kb_i64(&kb, 0), hc_kb_i64(&kb, 4), "r");
+  hc_kb_store(&kb, HX_DTYPE_UINT8, dst, hc_kb_iadd(&kb, dq, hc_kb_iadd(&kb, hc_kb_imul(&kb, pp, hc_kb_i64(&kb, 4)), r)), zq);
+  hc_loop_end(&kb, &rl);
+  hc_loop_end(&kb, &pl);
+  hc_loop_end(&kb, &ql);
+  hc_loop_end(&kb, &task);
+  double elems = (double)p->N * (double)p->G * (double)Pp * (double)(Q * 4);
+  hc_kb_end(&kb, elems, 2.0 * elems);
+  return HX_OK;
+}
+
 /* Packs x into the K-pair panels of the product (see ig_prod): task
  * (image, group, block of channels); row k = c*ktot + tap of panel (n, g)
  * holds x(n, g*Cg + c, pos*stride - pad + tap*dilation) - x_zero_point for
  * every output position, 0 where the tap falls in the padding; an odd K's
  * last row is 0. */
 static hx_status_t ci_pack_x(hc_lower_ctx* lc, const hc_node* n, const ci_plan* p, uint64_t dst_off, bool vnni) {
+  if (vnni && ci_pointwise_quads(p)) return ci_pack_quads_1x1(lc, n, p, dst_off);
+  if (vnni && ci_quads_2d(p)) return ci_pack_quads_2d(lc, n, p, dst_off);
   int64_t Kp = vnni ? round_up(p->Kc, 4) : ci_kp(p), Pp = ci_pp(p);
   int64_t CB = 16384 / (p->ktot * Pp);
   if (CB < 1) CB = 1;
@@ -1509,15 +1774,31 @@ static hx_status_t ci_emit_depthwise(hc_lower_ctx* lc, const hc_node* n, const c
     wv[i] = LLVMBuildSub(b, w, zw, "");
   }
   LLVMValueRef xplane = hc_kb_imul(&kb, o, hc_kb_i64(&kb, p->inplane));
-  LLVMValueRef c = hc_loop_begin(&kb, &cl, hc_kb_i64(&kb, 0), hc_kb_i64(&kb, p->P), "z");
-  hc_kb_store(&kb, HX_DTYPE_INT32, e.tile, c, hc_kb_i32(&kb, 0));
-  hc_loop_end(&kb, &cl);
+  /* Whole rows on the byte path: when the plane is at least one vector of
+   * 4 or more columns wide, the vectors cover every column, the border
+   * ones included; their loads are masked to the row (the taps in the
+   * padding read zx, which the zero-point correction cancels), so no tap
+   * goes one at a time, and each vector is requantised and stored straight
+   * from its registers: no int32 tile. */
+  int64_t VL = d->L / 2, sw = p->s[1];
+  int64_t nq = (p->k[1] + 3) / 4;
+  bool full = false;
+  {
+    int64_t VF = VL;
+    while (VF > 4 && OW < VF) VF /= 2;
+    full = OW >= VF && sw <= 2 && p->k[0] * nq <= 64 && ci_dw_vnni(lc, p, VF) && d->sp_step == 0;
+    if (full) VL = VF;
+  }
+  if (!full) {
+    LLVMValueRef c = hc_loop_begin(&kb, &cl, hc_kb_i64(&kb, 0), hc_kb_i64(&kb, p->P), "z");
+    hc_kb_store(&kb, HX_DTYPE_INT32, e.tile, c, hc_kb_i32(&kb, 0));
+    hc_loop_end(&kb, &cl);
+  }
   /* Interior columns: those whose taps are all in bounds (for a stride-2
    * row, also the odd byte after the last one read), VL columns at a time
    * over every output row with the taps summed in registers. */
-  int64_t VL = d->L / 2, sw = p->s[1];
   int64_t cI0 = 0, cI1 = OW;
-  for (int64_t kw = 0; kw < p->k[1]; ++kw) {
+  for (int64_t kw = 0; !full && kw < p->k[1]; ++kw) {
     int64_t lo, hi, off = kw * p->d[1] - p->pb[1];
     ci_valid_range(p, 1, kw, &lo, &hi);
     /* the widest load reads up to ow*sw + off + sw - 1 */
@@ -1527,9 +1808,15 @@ static hx_status_t ci_emit_depthwise(hc_lower_ctx* lc, const hc_node* n, const c
   }
   /* Narrower vectors for narrow planes; the last chunk of a row overlaps
    * the one before instead of leaving a remainder (it stores the same sums). */
-  while (VL > 4 && cI1 - cI0 < VL) VL /= 2;
+  while (!full && VL > 4 && cI1 - cI0 < VL) VL /= 2;
   int64_t cEnd = cI0, nch = 0;
   if (sw <= 2 && cI1 - cI0 >= VL) cEnd = cI1, nch = (cI1 - cI0 + VL - 1) / VL;
+  /* the row's multiplier and bias for the registers' epilogue */
+  LLVMValueRef fm = NULL, fbias = NULL;
+  if (full && d->yt != HX_DTYPE_INT32) {
+    LLVMValueRef sm;
+    ig_row_params(&e, mi, &sm, &fbias, &fm);
+  }
   if (cEnd > cI0) {
     LLVMTypeRef vi32 = LLVMVectorType(kb.t_i32, (unsigned)VL), vx = LLVMVectorType(kb.t_i8, (unsigned)(VL * sw));
     LLVMValueRef sel[IG_MAX_LANES / 2];
@@ -1542,7 +1829,6 @@ static hx_status_t ci_emit_depthwise(hc_lower_ctx* lc, const hc_node* n, const c
     /* Byte path (ci_dw_vnni): weight quads per kernel row, splat, and the
      * row's zero-point correction zx * sum(w). */
     const char* dpbusd = ci_dw_vnni(lc, p, VL);
-    int64_t nq = (p->k[1] + 3) / 4;
     LLVMValueRef wq[64], corr[64];
     if (dpbusd && p->k[0] * nq <= 64) {
       LLVMTypeRef v4i8 = LLVMVectorType(kb.t_i8, 4);
@@ -1587,8 +1873,24 @@ static hx_status_t ci_emit_depthwise(hc_lower_ctx* lc, const hc_node* n, const c
         unsigned R = used <= 16 ? 16 : used <= 32 ? 32 : 64;
         LLVMTypeRef vr = LLVMVectorType(kb.t_i8, R);
         LLVMValueRef idx = hc_kb_iadd(&kb, xrow, hc_kb_i64(&kb, 4 * q * p->d[1] - p->pb[1]));
-        LLVMValueRef ld = hc_kb_masked_load(&kb, vr, LLVMBuildGEP2(b, kb.t_i8, px, &idx, 1, ""), 1,
-                                             hc_kb_prefix_mask(&kb, R, (unsigned)used));
+        LLVMValueRef ld;
+        if (full) {
+          /* byte i is column col0 + i of the row: read where 0 <= col < W
+           * (unsigned compare) and i < used (lanes past it get a huge
+           * offset), zx elsewhere */
+          LLVMValueRef col0 = LLVMBuildTrunc(
+              b, hc_kb_iadd(&kb, hc_kb_imul(&kb, ow, hc_kb_i64(&kb, sw)), hc_kb_i64(&kb, 4 * q * p->d[1] - p->pb[1])),
+              kb.t_i32, "");
+          LLVMValueRef lane[64];
+          for (unsigned i = 0; i < R; ++i) lane[i] = LLVMConstInt(kb.t_i32, i < (unsigned)used ? i : 0x40000000u, 0);
+          LLVMValueRef cols = LLVMBuildAdd(b, hc_kb_splat(&kb, col0, R), LLVMConstVector(lane, R), "");
+          LLVMValueRef mask = LLVMBuildICmp(b, LLVMIntULT, cols, hc_kb_splat(&kb, hc_kb_i32(&kb, (int32_t)W), R), "");
+          ld = hc_kb_masked_load_or(&kb, vr, LLVMBuildGEP2(b, kb.t_i8, px, &idx, 1, ""), 1, mask,
+                                    hc_kb_splat(&kb, LLVMBuildTrunc(b, xz, kb.t_i8, ""), R));
+        } else {
+          ld = hc_kb_masked_load(&kb, vr, LLVMBuildGEP2(b, kb.t_i8, px, &idx, 1, ""), 1,
+                                 hc_kb_prefix_mask(&kb, R, (unsigned)used));
+        }
         LLVMValueRef qs[64];
         for (int64_t l = 0; l < VL; ++l)
           for (int64_t j = 0; j < 4; ++j)
@@ -1611,8 +1913,21 @@ static hx_status_t ci_emit_depthwise(hc_lower_ctx* lc, const hc_node* n, const c
     }
     LLVMValueRef acc = LLVMBuildLoad2(b, vi32, accp, "");
     LLVMValueRef ti = hc_kb_iadd(&kb, hc_kb_imul(&kb, oh, hc_kb_i64(&kb, OW)), ow);
-    LLVMValueRef stv = LLVMBuildStore(b, acc, hc_kb_gep(&kb, HX_DTYPE_INT32, e.tile, ti));
-    LLVMSetAlignment(stv, 4);
+    LLVMValueRef stv;
+    if (!full) {
+      stv = LLVMBuildStore(b, acc, hc_kb_gep(&kb, HX_DTYPE_INT32, e.tile, ti));
+    } else {
+      /* y index as ig_requantize writes it: y_off + m*P + position */
+      LLVMValueRef yi = hc_kb_iadd(&kb, e.y_off, hc_kb_iadd(&kb, hc_kb_imul(&kb, mi, hc_kb_i64(&kb, p->P)), ti));
+      if (d->yt == HX_DTYPE_INT32) {
+        stv = LLVMBuildStore(b, acc, hc_kb_gep(&kb, HX_DTYPE_INT32, e.yp, yi));
+      } else {
+        if (fbias) acc = LLVMBuildAdd(b, acc, hc_kb_splat(&kb, fbias, (unsigned)VL), "");
+        LLVMValueRef r = requant_round(&kb, acc, hc_kb_splat(&kb, fm, (unsigned)VL), e.ylo, e.yhi, e.yzb);
+        stv = LLVMBuildStore(b, r, hc_kb_gep(&kb, d->yt, e.yp, yi));
+      }
+    }
+    LLVMSetAlignment(stv, 1);
     hc_loop_end(&kb, &cl);
     hc_loop_end(&kb, &rl);
   }
@@ -1655,9 +1970,11 @@ static hx_status_t ci_emit_depthwise(hc_lower_ctx* lc, const hc_node* n, const c
       }
     }
   }
-  e.m0 = mi;
-  e.p0 = hc_kb_i64(&kb, 0);
-  ig_requantize(&e, hc_kb_iadd(&kb, mi, hc_kb_i64(&kb, 1)), hc_kb_i64(&kb, p->P));
+  if (!full) {
+    e.m0 = mi;
+    e.p0 = hc_kb_i64(&kb, 0);
+    ig_requantize(&e, hc_kb_iadd(&kb, mi, hc_kb_i64(&kb, 1)), hc_kb_i64(&kb, p->P));
+  }
   hc_loop_end(&kb, &task);
   double macs = (double)p->N * (double)p->M * (double)p->P * (double)p->ktot;
   hc_kb_end(&kb, 2.0 * macs, (double)hc_value_nbytes(p->x) + (double)hc_value_nbytes(y));

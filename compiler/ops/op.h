@@ -69,6 +69,12 @@ typedef struct hc_op_desc {
    * data inputs, workspace packing) touches the operand's bytes. Memory
    * planning records the answers in hc_node.inplace_inputs. */
   bool (*inplace_input)(const struct hc_target* target, const hc_node* n, int input);
+  /* Optional, for ops with their own `lower` and a `scalar` function that
+   * is right only for some nodes (not flagged HC_OP_ELEMENTWISE): whether
+   * node n is element-wise as written (each output element from the inputs'
+   * elements at the same index after numpy broadcasting), so that fusion
+   * may evaluate it with `scalar` inside a FusedElementwise chain. */
+  bool (*elementwise_node)(const hc_node* n);
 } hc_op_desc;
 
 /* Finds the descriptor for (domain, op_type); NULL if Harness has none.

@@ -472,13 +472,63 @@ static hx_status_t lower_dynamic_quantize(hc_lower_ctx* lc, hc_node* n) {
   return HX_OK;
 }
 
+/* ---- inside fused element-wise chains -------------------------------------- */
+
+/* Per-tensor QuantizeLinear (float32 x and scale) and DequantizeLinear
+ * (8-bit x, float32 scale) are element-wise: the scale and zero point
+ * broadcast as scalars. Fusion then evaluates them inside a chain (a QDQ
+ * model's residual Add: DequantizeLinear, Add, Relu, QuantizeLinear in one
+ * pass over 8-bit tensors instead of four kernels and float32 tensors in
+ * between) with the same element functions as their own kernels, so the
+ * results are bit-identical. */
+static bool q_elementwise(const hc_node* n, bool dequant, q_plan* p) {
+  hx_status_t st = q_setup(n, dequant, p);
+  if (st != HX_OK) {
+    hx_status_free(st);
+    return false;
+  }
+  bool q8 = dequant ? p->xt == HX_DTYPE_UINT8 || p->xt == HX_DTYPE_INT8
+                    : p->yt == HX_DTYPE_UINT8 || p->yt == HX_DTYPE_INT8;
+  bool f32 = p->st == HX_DTYPE_FLOAT32 && (dequant ? p->yt == HX_DTYPE_FLOAT32 : p->xt == HX_DTYPE_FLOAT32);
+  const hc_value* s = n->inputs[1];
+  const hc_value* z = hc_input(n, 2);
+  return p->gran == Q_TENSOR && q8 && f32 && hc_value_numel(s) == 1 && s->rank <= 1 &&
+         (!z || (hc_value_numel(z) == 1 && z->rank <= 1));
+}
+
+static bool quantize_elementwise(const hc_node* n) {
+  q_plan p;
+  return q_elementwise(n, false, &p);
+}
+
+static bool dequantize_elementwise(const hc_node* n) {
+  q_plan p;
+  return q_elementwise(n, true, &p);
+}
+
+/* The element functions of a node that *_elementwise accepted: in = x,
+ * scale, zero point (if any), in their compute types. */
+static LLVMValueRef scalar_quantize(hc_kb* kb, const hc_node* n, LLVMValueRef* in) {
+  q_plan p;
+  q_elementwise(n, false, &p);
+  return q_quantize_elem(kb, &p, in[0], in[1], n->num_inputs > 2 && n->inputs[2] ? in[2] : NULL);
+}
+
+static LLVMValueRef scalar_dequantize(hc_kb* kb, const hc_node* n, LLVMValueRef* in) {
+  q_plan p;
+  q_elementwise(n, true, &p);
+  return q_dequantize_elem(kb, &p, in[0], in[1], n->num_inputs > 2 && n->inputs[2] ? in[2] : NULL);
+}
+
 static const char* const k_quantize_attrs[] = {"axis", "saturate", "block_size", "output_dtype", NULL};
 static const char* const k_dequantize_attrs[] = {"axis", "block_size", NULL};
 
 const hc_op_desc hc_op_quantize_linear = {"QuantizeLinear", "", 10, 22, k_quantize_attrs, 0, infer_quantize,
-                                          lower_quantize, NULL};
+                                          lower_quantize, .scalar = scalar_quantize,
+                                          .elementwise_node = quantize_elementwise};
 const hc_op_desc hc_op_dequantize_linear = {"DequantizeLinear", "", 10, 22, k_dequantize_attrs, 0, infer_dequantize,
-                                            lower_dequantize, NULL};
+                                            lower_dequantize, .scalar = scalar_dequantize,
+                                            .elementwise_node = dequantize_elementwise};
 const hc_op_desc hc_op_dynamic_quantize_linear = {"DynamicQuantizeLinear", "", 11, 22, NULL, 0,
                                                   infer_dynamic_quantize, lower_dynamic_quantize, NULL,
                                                   dynamic_quantize_workspace};

@@ -269,6 +269,44 @@ def float_bias_case(root, name):
     write(root, name, g, [("x", x)], [("y_q", requantize(y, sy, zy, np.uint8))], ["+Conv", "-QLinearConv"])
 
 
+def residual_add_case(root, name, xdt, per_axis_b):
+    """A QDQ model's residual: DQ(a) + DQ(b) -> Relu -> Q, element-wise in
+    float32 as written. At -O2 and above fusion evaluates the per-tensor
+    QuantizeLinear/DequantizeLinear inside one FusedElementwise kernel with
+    the Add and Relu (no DequantizeLinear or Add kernel left); a
+    DequantizeLinear with a scale per channel (per_axis_b) is not
+    element-wise and must stay a kernel of its own. The reference is the
+    same float32 arithmetic in numpy."""
+    shape = (2, 6, 5, 7)
+    a = RNG.uniform(-1.0, 2.0, shape).astype(np.float32)
+    b = RNG.uniform(-1.5, 1.0, shape).astype(np.float32)
+    sa, za = act_params(xdt, -1.0, 2.0)
+    sb, zb = act_params(xdt, -1.5, 1.0)
+    g = Graph()
+    ad = g.qdq_input("a", sa, za)
+    bq = g.q("b", "b_q", sb, zb)
+    bq_ = quantize(b, sb, zb, xdt)
+    if per_axis_b:
+        sbc = (sb * RNG.uniform(0.9, 1.1, shape[1])).astype(np.float32)
+        zbc = np.full(shape[1], zb, dtype=xdt)
+        bd = g.dq(bq, "b_dq", sbc, zbc, axis=1)
+        bf = (bq_.astype(np.int32) - zbc.astype(np.int32)[None, :, None, None]).astype(np.float32) * \
+            sbc[None, :, None, None]
+    else:
+        bd = g.dq(bq, "b_dq", sb, zb)
+        bf = (bq_.astype(np.int32) - int(zb)).astype(np.float32) * np.float32(sb)
+    af = (quantize(a, sa, za, xdt).astype(np.int32) - int(za)).astype(np.float32) * np.float32(sa)
+    g.nodes.append(helper.make_node("Add", [ad, bd], ["sum"], name="add"))
+    g.nodes.append(helper.make_node("Relu", ["sum"], ["relu"], name="relu"))
+    y = np.maximum(af + bf, np.float32(0))
+    sy, zy = act_params(np.uint8, 0.0, 2.5)
+    g.q("relu", "y_q", sy, zy)
+    yq = quantize(y, sy, zy, np.uint8)
+    kernels = ["+FusedElementwise >=2", "-Add >=2", "-Relu >=2"]
+    kernels += ["+DequantizeLinear"] if per_axis_b else ["-DequantizeLinear >=2"]
+    write(root, name, g, [("a", a), ("b", b)], [("y_q", yq)], kernels)
+
+
 def main():
     root = casekit.out_dir(__doc__)
     conv_case(root, "qdq_conv_relu", 8, 16, 10, 3, 1, 1, 1, False, True, np.uint8, np.uint8, False)
@@ -276,12 +314,20 @@ def main():
     conv_case(root, "qdq_conv_1x1_per_channel_relu", 24, 40, 7, 1, 1, 0, 1, True, True, np.uint8, np.uint8, True)
     conv_case(root, "qdq_conv_depthwise", 16, 16, 8, 3, 1, 1, 16, True, True, np.uint8, np.uint8, False)
     conv_case(root, "qdq_conv_s8_activations", 8, 12, 8, 3, 1, 1, 1, True, False, np.int8, np.int8, True)
+    # planes that are not a multiple of the requantisation's vectors (19x19:
+    # 22 vectors of 16 and a tail of 9), int8 and uint8 outputs saturating
+    # at the top; the bit-exact rounding cases are in make_quantization_cases
+    conv_case(root, "qdq_conv_depthwise_ragged_s8", 24, 24, 19, 3, 1, 1, 24, True, False, np.int8, np.int8, False)
+    conv_case(root, "qdq_conv_1x1_ragged", 16, 20, 13, 1, 1, 0, 1, True, False, np.uint8, np.uint8, False)
     gemm_case(root, "qdq_gemm_transb", 3, 64, 24, True, False)
     gemm_case(root, "qdq_gemm_relu", 2, 40, 33, False, True)
     matmul_case(root, "qdq_matmul_per_channel", (2, 5, 48), (48, 24), True, np.uint8)
     matmul_case(root, "qdq_matmul_per_tensor_s8", (7, 32), (32, 17), False, np.int8)
     attention_case(root, "qdq_attention_scores", (1, 4, 8, 16), (1, 4, 16, 8))
     float_bias_case(root, "qdq_float_bias_stays_float")
+    residual_add_case(root, "qdq_residual_add_fused", np.uint8, False)
+    residual_add_case(root, "qdq_residual_add_s8", np.int8, False)
+    residual_add_case(root, "qdq_residual_add_per_axis_unfused", np.uint8, True)
 
 
 if __name__ == "__main__":

@@ -525,6 +525,103 @@ def conv_cases(root):
     qc('qc_depthwise_u8', rand_q(np.uint8, (1, 6, 7, 7)), f32(0.01), np.uint8(127), rand_q(np.uint8, (6, 1, 3, 3)),
        (RNG.random(6) * 0.02 + 0.005).astype(f32), rand_q(np.uint8, (6,)), f32(0.02), np.uint8(128), group=6,
        pads=[1, 1, 1, 1], B=RNG.integers(-300, 300, size=6).astype(np.int32))
+    # pointwise convolutions with whole quads of channels: the K-quad
+    # packing interleaves four input rows 16 positions at a time
+    # (ci_pack_quads_1x1), then a tail of P % 16 positions and the padding
+    qc('qc_vnni_pointwise_quads_u8_batch', rand_q(np.uint8, (2, 8, 5, 7)), f32(0.02), np.uint8(121),
+       rand_q(np.int8, (12, 8, 1, 1)), (RNG.random(12) * 0.02 + 0.005).astype(f32), np.zeros(12, np.int8), f32(0.3),
+       np.uint8(100), B=RNG.integers(-2000, 2000, size=12).astype(np.int32), consts=('w', 'wz', 'B'))
+    qc('qc_vnni_pointwise_quads_s8_grouped', rand_q(np.int8, (1, 16, 6, 9)), f32(0.05), np.int8(-5),
+       rand_q(np.int8, (10, 8, 1, 1)), f32(0.01), np.int8(0), f32(0.2), np.int8(3), group=2, consts=('w', 'wz'))
+    # depthwise byte path over whole rows (border columns in the vectors,
+    # loads masked to the row, requantised from registers): dilation,
+    # asymmetric padding, a channel multiplier, a last vector overlapping
+    # the one before, and stride 2
+    qc('qc_depthwise_u8_full_rows_dilated', rand_q(np.uint8, (1, 5, 13, 21)), f32(0.02), np.uint8(117),
+       rand_q(np.int8, (10, 1, 3, 3)), (RNG.random(10) * 0.02 + 0.005).astype(f32), np.zeros(10, np.int8), f32(0.05),
+       np.uint8(9), B=RNG.integers(-3000, 3000, size=10).astype(np.int32), group=5, dil=[2, 2], pads=[2, 1, 1, 2],
+       consts=('w', 'wz', 'B'))
+    qc('qc_depthwise_u8_full_rows_stride2_5x5', rand_q(np.uint8, (1, 4, 23, 41)), f32(0.02), np.uint8(250),
+       rand_q(np.int8, (4, 1, 5, 5)), f32(0.01), np.int8(0), f32(0.05), np.uint8(128), group=4, strides=[2, 2],
+       pads=[2, 2, 1, 2], consts=('w', 'wz'))
+    # the VNNI im2col of 2-D convolutions (ci_pack_quads_2d): a first
+    # convolution (3 channels, 7x7, stride 2, K = 147 not a multiple of 4,
+    # 16-column vectors, the last one overlapping), batch 2; int8 x with
+    # asymmetric padding and dilation, 16 columns and a ragged end
+    qc('qc_vnni_im2col_7x7_stride2', rand_q(np.uint8, (2, 3, 41, 45)), f32(0.02), np.uint8(113),
+       rand_q(np.int8, (8, 3, 7, 7)), (RNG.random(8) * 0.02 + 0.005).astype(f32), np.zeros(8, np.int8), f32(0.5),
+       np.uint8(97), B=RNG.integers(-5000, 5000, size=8).astype(np.int32), strides=[2, 2], pads=[3, 3, 3, 3],
+       consts=('w', 'wz', 'B'))
+    qc('qc_vnni_im2col_s8_dilated', rand_q(np.int8, (1, 6, 12, 37)), f32(0.05), np.int8(-7),
+       rand_q(np.int8, (5, 6, 3, 3)), f32(0.01), np.int8(0), f32(0.3), np.int8(2), dil=[2, 1], pads=[1, 2, 2, 0],
+       consts=('w', 'wz'))
+    requant_cases(qc)
+
+
+def near_ties(m, lo, hi, count):
+    """Up to `count` sums a in [lo, hi) whose product with the float32
+    multiplier m, rounded half to even, differs between the exact product
+    and its float32 rounding: a * m lies within float32 rounding of a .5
+    tie, and rounding to float32 first lands on the tie and then on the
+    wrong side. A requantisation that multiplies in plain float32 (as
+    opposed to rounding the exact product) gets every one of them wrong."""
+    a = np.arange(lo, hi, dtype=np.int64)
+    exact = np.rint(a * np.float64(m))  # a * m is exact in float64 here
+    plain = np.rint((a.astype(np.float32) * np.float32(m)).astype(np.float64))
+    return a[exact != plain][:count]
+
+
+def requant_cases(qc):
+    """The requantisation itself, bit-exact (harness-test compares integers
+    exactly): sums acc = B[c] + (x - 128) from a 1x1 convolution whose
+    weights are 1, so each channel's bias places its sums. Channels:
+    near ties (near_ties: sums where a float32 product rounds the wrong
+    way), exact ties (multiplier 1/4; the odd output zero point must be
+    added after rounding half to even, not before), saturation at both ends
+    and an int32 bias that wraps. Per-channel weight scales make one
+    multiplier per channel. Planes of 5x7 positions: two 16-lane vectors and
+    a scalar tail of the requantisation loop (ig_requantize)."""
+    f32 = np.float32
+    yz = 131  # odd: ties of (acc * m) and of (acc * m + yz) round differently
+    lo, hi = -yz, 255 - yz
+    near_m = [f32(0.00012), f32(0.00010255556), f32(8.82353e-05), f32(0.000205111)]
+    biases, ms = [], []
+    for m in near_m:
+        hits = near_ties(m, int(lo / m), int(hi / m), 3)
+        assert len(hits) > 0, m  # the search range holds dozens for these m
+        for h in hits:
+            biases.append(int(h))
+            ms.append(m)
+    n_near = len(biases)
+    biases += [0, 1, 2**30, -2**30, 2**31 - 60]
+    ms += [f32(0.25), f32(0.25), f32(0.125), f32(0.125), f32(0.125)]
+    C = len(biases)
+    H, W = 5, 7
+    x = np.full((1, C, H, W), 128, np.uint8)
+    rng = np.random.default_rng(7)
+    for c in range(C):
+        if c < n_near:
+            # the near-tie sum itself (x = 128) in both vector blocks and the
+            # tail, random neighbours elsewhere
+            x[0, c] = rng.integers(118, 139, size=(H, W))
+            x[0, c].flat[[0, 5, 17, 20, 33, 34]] = 128
+        else:
+            x[0, c] = rng.integers(8, 248, size=(H, W))
+    # multiplier m = (xs * ws) / ys with xs = 0.5, ys = 1: ws = 2m exactly
+    ws = np.array([2 * m for m in ms], f32)
+    B = np.array(biases, np.int64).astype(np.int32)
+    w_dw = np.ones((C, 1, 1, 1), np.int8)
+    qc('qc_requant_ties_depthwise', x, f32(0.5), np.uint8(128), w_dw, ws, np.zeros(C, np.int8), f32(1.0),
+       np.uint8(yz), B=B, group=C, consts=('w', 'wz', 'B'))
+    # the same sums through the product kernel: two input channels, the
+    # second weighted 0 (the VNNI byte path on AVX512-VNNI targets)
+    x2 = np.concatenate([x[:, :1], rng.integers(0, 256, size=(1, 1, H, W)).astype(np.uint8)], axis=1)
+    w2 = np.zeros((C, 2, 1, 1), np.int8)
+    w2[:, 0] = 1
+    qc('qc_requant_ties_product', x2, f32(0.5), np.uint8(128), w2, ws, np.zeros(C, np.int8), f32(1.0),
+       np.uint8(yz), B=B, consts=('w', 'wz', 'B'))
+    qc('qc_requant_ties_product_int16', x2, f32(0.5), np.uint8(128), w2, ws, np.zeros(C, np.int8), f32(1.0),
+       np.uint8(yz), B=B)
 
 
 def main():

@@ -5,7 +5,8 @@ compiled at every requested -O level and target, and
  1. `harnessc --emit manifest` must list a kernel of every op type the
     case's `kernels` file marks `+` and none of the ones it marks `-` (so
     `+QLinearConv -Conv` proves the Q/DQ group became an integer kernel and
-    no float convolution is left);
+    no float convolution is left); a line ending in ` >=N` applies only at
+    -O N and above (fusion runs from -O2);
  2. the artifact's outputs (harness-run) must match the numpy QDQ reference
     within one quantization step, and be exact in all but --max-off
     (default 2%) of the elements.
@@ -60,7 +61,11 @@ def run_case(args, case, level, target):
         ops = set()
         for k in json.load(open(man))["kernels"]:
             ops.update(p for p in k["op"].replace("+", " ").split())
-        for w in want_ops:
+        for line in want_ops:
+            # "+Op" / "-Op", optionally ">=N": only at -O N and above
+            w, _, min_level = line.partition(" >=")
+            if min_level and level < int(min_level):
+                continue
             if w[0] == "+" and w[1:] not in ops:
                 return "no %s kernel (kernels: %s)" % (w[1:], ", ".join(sorted(ops)))
             if w[0] == "-" and w[1:] in ops:
