@@ -202,6 +202,8 @@ LLVMValueRef hc_kb_ptr(hc_kb* kb, const hc_value* v) {
 
 LLVMValueRef hc_kb_workspace(hc_kb* kb) { return base_plus(kb, HX_BASE_ARENA, kb->node->workspace_offset); }
 
+LLVMValueRef hc_kb_param(hc_kb* kb, int64_t x) { return table_offset(kb, (uint64_t)x); }
+
 bool hc_dtype_is_float(hx_dtype_t dt) {
   return dt == HX_DTYPE_FLOAT32 || dt == HX_DTYPE_FLOAT64 || dt == HX_DTYPE_FLOAT16 || dt == HX_DTYPE_BFLOAT16;
 }

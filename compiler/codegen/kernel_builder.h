@@ -103,6 +103,12 @@ LLVMValueRef hc_kb_ptr(hc_kb* kb, const hc_value* v);
 /* The node's scratch memory in the arena (see hc_op_desc.workspace). */
 LLVMValueRef hc_kb_workspace(hc_kb* kb);
 
+/* The i64 constant x read from the kernel's table, like a tensor offset:
+ * for a parameter that differs between kernels of otherwise one shape (the
+ * first tile of a block of tiles), so that their bodies stay identical and
+ * are shared; folds back to the immediate where the body is inlined. */
+LLVMValueRef hc_kb_param(hc_kb* kb, int64_t x);
+
 /* Constants. */
 LLVMValueRef hc_kb_i64(hc_kb* kb, int64_t x);
 LLVMValueRef hc_kb_i32(hc_kb* kb, int32_t x);

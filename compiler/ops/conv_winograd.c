@@ -405,7 +405,9 @@ static hx_status_t emit_input(wino_emit* e) {
   LLVMValueRef t0 = hc_kb_imul(&kb, LLVMBuildURem(b, tk, hc_kb_i64(&kb, nb), ""), hc_kb_i64(&kb, vl));
   LLVMTypeRef i32 = LLVMInt32TypeInContext(kb.lc->llctx);
   LLVMValueRef cplane = LLVMBuildTrunc(b, hc_kb_imul(&kb, c, hc_kb_i64(&kb, s->H * s->W)), i32, "");
-  LLVMValueRef gt0 = hc_kb_iadd(&kb, t0, hc_kb_i64(&kb, e->bt0)); /* the tables' index */
+  /* The tables' index; the block's first tile comes from the kernel's
+   * table so that all whole blocks share one body. */
+  LLVMValueRef gt0 = hc_kb_iadd(&kb, t0, hc_kb_param(&kb, e->bt0));
   LLVMValueRef base = LLVMBuildAdd(b, tab_vec(&kb, e, TAB_XBASE, gt0), hc_kb_splat(&kb, cplane, vl), "");
   LLVMValueRef y0 = tab_vec(&kb, e, TAB_Y0, gt0), x0 = tab_vec(&kb, e, TAB_X0, gt0);
   LLVMValueRef rowm[WINO_MAX_A], colm[WINO_MAX_A];
@@ -646,7 +648,7 @@ static hx_status_t emit_output(wino_emit* e) {
     hc_ukr_store(&kb, HX_DTYPE_FLOAT32, buf, hc_kb_i64(&kb, (int64_t)i * m * vl), rows, (unsigned)m * vl,
                  (unsigned)m * vl);
   }
-  LLVMValueRef gt = hc_kb_iadd(&kb, tt, hc_kb_i64(&kb, e->bt0));
+  LLVMValueRef gt = hc_kb_iadd(&kb, tt, hc_kb_param(&kb, e->bt0)); /* as in emit_input */
   LLVMValueRef img = tab_at(&kb, e, TAB_IMG, gt), oy = tab_at(&kb, e, TAB_OY, gt), ox = tab_at(&kb, e, TAB_OX, gt);
   int64_t rw = s->OW - (g->tw - 1) * m; /* columns of the last tile of a row */
   LLVMValueRef isfull = rw == m ? NULL

@@ -5,12 +5,18 @@ the expected "winoM_mm" kernel (M = 4 for F(4x4,3x3), 2 for F(2x2,3x3)),
 and for the run-time weight transform "winoM_w" exactly where the weights
 are not a compile-time constant (a graph input, or -O1 without packing).
 Shapes that must keep the direct kernels (7x7 planes) are checked too.
+Where the tiles go in blocks, the LLVM IR at -O3 must show the blocks'
+"winoM_in" and "winoM_out" kernels calling one shared body (every whole
+block; the ragged last one may have its own): the block's first tile is
+read from the kernel's table, not an immediate (kernel-body sharing,
+docs/architecture.md section 5).
 
 Usage: /usr/bin/python3 check_winograd_path.py --bin BUILD/bin FUSION_CASES CONV_POOL_CASES
 """
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -49,6 +55,19 @@ def kernels(harnessc, model, level, target):
     return text
 
 
+# Blocked cases whose stage kernels must share bodies (see the docstring).
+SHARED_BLOCKS = ["fast_conv_wino_blocks", "fast_conv_wino_56", "fast_conv_wino_blocks_wrt"]
+
+
+def shared_body_calls(harnessc, model, target, m, stage):
+    """(kernels of the stage, most calls any one of its bodies gets) at -O3."""
+    ir = subprocess.run([harnessc, "-O3", "--target", target, "--emit", "llvm-ir", model, "-o", "-"],
+                        check=True, stdout=subprocess.PIPE, text=True).stdout
+    kernels = set(re.findall(rf"^define [^@]*@(hk\d+_\w*_wino{m}_{stage})\(", ir, re.M))
+    calls = re.findall(rf"call [^@]*@(hk\d+_\w*_wino{m}_{stage}\.body)\(", ir)
+    return len(kernels), max((calls.count(c) for c in set(calls)), default=0)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--bin", required=True)
@@ -70,7 +89,19 @@ def main():
                     print(f"FAIL {case} -O{level} {target}: expected "
                           f"{'wino%d kernels' % m if m else 'no Winograd'}"
                           f"{' with the run-time weight transform' if want_w else ''}")
-    print(f"{len(CASES) * 4 - bad} passed, {bad} failed")
+    checks = len(CASES) * 4
+    for case in SHARED_BLOCKS:
+        folder, _, m, _ = next(c for c in CASES if c[1] == case)
+        model = os.path.join(a.dirs[folder], case, "model.onnx")
+        for target in ("x86-64-v3", "x86-64-v4"):
+            for stage in ("in", "out"):
+                checks += 1
+                nk, most = shared_body_calls(harnessc, model, target, m, stage)
+                if nk < 3 or most < nk - 1:
+                    bad += 1
+                    print(f"FAIL {case} {target}: {nk} wino{m}_{stage} kernels (blocks), but at most {most} "
+                          f"of them call one shared body (want all whole blocks: >= {nk - 1})")
+    print(f"{checks - bad} passed, {bad} failed")
     return 1 if bad else 0
 
 
