@@ -165,18 +165,25 @@ hx_status_t hc_kb_share_bodies(hc_lower_ctx* lc, LLVMTargetMachineRef tm) {
 LLVMValueRef hc_kb_i64(hc_kb* kb, int64_t x) { return LLVMConstInt(kb->t_i64, (unsigned long long)x, 1); }
 LLVMValueRef hc_kb_i32(hc_kb* kb, int32_t x) { return LLVMConstInt(kb->t_i32, (unsigned long long)(int64_t)x, 1); }
 
+/* Room for `more` entries in the kernel's table. */
+static bool table_reserve(hc_kb* kb, int64_t more) {
+  if (kb->num_offsets + more <= kb->cap_offsets) return true;
+  int64_t ncap = kb->cap_offsets ? kb->cap_offsets : 8;
+  while (ncap < kb->num_offsets + more) ncap *= 2;
+  if (ncap > INT32_MAX) return false;
+  uint64_t* nv = hc_arena_alloc(kb->lc->arena, sizeof(uint64_t) * (size_t)ncap);
+  if (!nv) return false;
+  if (kb->num_offsets) memcpy(nv, kb->offset_values, sizeof(uint64_t) * (size_t)kb->num_offsets);
+  kb->offset_values = nv;
+  kb->cap_offsets = (int)ncap;
+  return true;
+}
+
 /* Byte offset `offset` as the kernel's next offset-table entry: an
  * invariant load, so kernels differing only in where their tensors live
  * have identical bodies. */
 static LLVMValueRef table_offset(hc_kb* kb, uint64_t offset) {
-  if (kb->num_offsets == kb->cap_offsets) {
-    int ncap = kb->cap_offsets ? kb->cap_offsets * 2 : 8;
-    uint64_t* nv = hc_arena_alloc(kb->lc->arena, sizeof(uint64_t) * (size_t)ncap);
-    if (!nv) return hc_kb_i64(kb, (int64_t)offset); /* out of memory: the immediate is still correct */
-    if (kb->num_offsets) memcpy(nv, kb->offset_values, sizeof(uint64_t) * (size_t)kb->num_offsets);
-    kb->offset_values = nv;
-    kb->cap_offsets = ncap;
-  }
+  if (!table_reserve(kb, 1)) return hc_kb_i64(kb, (int64_t)offset); /* out of memory: the immediate is still correct */
   int i = kb->num_offsets++;
   kb->offset_values[i] = offset;
   LLVMValueRef slot = LLVMBuildGEP2(kb->b, kb->t_i64, kb->offsets, (LLVMValueRef[]){hc_kb_i64(kb, i)}, 1, "");
@@ -203,6 +210,13 @@ LLVMValueRef hc_kb_ptr(hc_kb* kb, const hc_value* v) {
 LLVMValueRef hc_kb_workspace(hc_kb* kb) { return base_plus(kb, HX_BASE_ARENA, kb->node->workspace_offset); }
 
 LLVMValueRef hc_kb_param(hc_kb* kb, int64_t x) { return table_offset(kb, (uint64_t)x); }
+
+LLVMValueRef hc_kb_param_array(hc_kb* kb, const int64_t* v, int64_t n) {
+  if (!table_reserve(kb, n)) return NULL;
+  int64_t first = kb->num_offsets;
+  for (int64_t i = 0; i < n; ++i) kb->offset_values[kb->num_offsets++] = (uint64_t)v[i];
+  return LLVMBuildGEP2(kb->b, kb->t_i64, kb->offsets, (LLVMValueRef[]){hc_kb_i64(kb, first)}, 1, "params");
+}
 
 bool hc_dtype_is_float(hx_dtype_t dt) {
   return dt == HX_DTYPE_FLOAT32 || dt == HX_DTYPE_FLOAT64 || dt == HX_DTYPE_FLOAT16 || dt == HX_DTYPE_BFLOAT16;

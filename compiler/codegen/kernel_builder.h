@@ -108,6 +108,10 @@ LLVMValueRef hc_kb_workspace(hc_kb* kb);
  * first tile of a block of tiles), so that their bodies stay identical and
  * are shared; folds back to the immediate where the body is inlined. */
 LLVMValueRef hc_kb_param(hc_kb* kb, int64_t x);
+/* The same for an array of n constants (indexed at run time): a pointer to
+ * them in the kernel's table, instead of a table global per kernel that
+ * would tell otherwise identical bodies apart. NULL when out of memory. */
+LLVMValueRef hc_kb_param_array(hc_kb* kb, const int64_t* v, int64_t n);
 
 /* Constants. */
 LLVMValueRef hc_kb_i64(hc_kb* kb, int64_t x);

@@ -818,6 +818,14 @@ static void fused_loop(phase_emit* e, LLVMValueRef src, LLVMValueRef width, int 
   hc_loop_end(kb, &loop);
 }
 
+/* A constant that tells the output phases of a ConvTranspose apart (their
+ * position rho, extent T, tap offsets): read from the kernel's table, so
+ * that phases with the same number of taps share one body. An immediate
+ * for Conv's single phase. */
+static LLVMValueRef phase_const(hc_kb* kb, const conv_plan* p, int64_t x) {
+  return p->transpose ? hc_kb_param(kb, x) : hc_kb_i64(kb, x);
+}
+
 /* Stores the block's flat outputs [fb, fe) of MB output channels: rows of
  * pitch V (last dim), skipping positions past T that exist only for the
  * pitch. */
@@ -839,20 +847,20 @@ static void emit_store(phase_emit* e, const conv_plan* p, const flat_plan* f, co
   LLVMValueRef row = hc_loop_begin(kb, &rl, row_lo, row_hi, "row");
   LLVMValueRef rs = hc_kb_imul(kb, row, hc_kb_i64(kb, VL));
   LLVMValueRef valid = LLVMConstInt(kb->t_i1, 1, 0);
-  LLVMValueRef yo = hc_kb_i64(kb, P->rho[L]);
+  LLVMValueRef yo = phase_const(kb, p, P->rho[L]);
   LLVMValueRef rem = row;
   for (int i = L - 1; i >= 0; --i) {
     LLVMValueRef ti = rem;
     if (i > 0) {
       ti = LLVMBuildURem(b, rem, hc_kb_i64(kb, f->V[i]), "");
       rem = LLVMBuildUDiv(b, rem, hc_kb_i64(kb, f->V[i]), "");
-      valid = LLVMBuildAnd(b, valid, LLVMBuildICmp(b, LLVMIntULT, ti, hc_kb_i64(kb, P->T[i]), ""), "");
+      valid = LLVMBuildAnd(b, valid, LLVMBuildICmp(b, LLVMIntULT, ti, phase_const(kb, p, P->T[i]), ""), "");
     }
-    LLVMValueRef oi = hc_kb_iadd(kb, hc_kb_imul(kb, ti, hc_kb_i64(kb, so[i])), hc_kb_i64(kb, P->rho[i]));
+    LLVMValueRef oi = hc_kb_iadd(kb, hc_kb_imul(kb, ti, hc_kb_i64(kb, so[i])), phase_const(kb, p, P->rho[i]));
     yo = hc_kb_iadd(kb, yo, hc_kb_imul(kb, oi, hc_kb_i64(kb, ys[i])));
   }
   LLVMValueRef c_lo = hc_kb_imax(kb, LLVMBuildSub(b, fb, rs, ""), hc_kb_i64(kb, 0));
-  LLVMValueRef c_hi = hc_kb_imin(kb, LLVMBuildSub(b, fe, rs, ""), hc_kb_i64(kb, P->T[L]));
+  LLVMValueRef c_hi = hc_kb_imin(kb, LLVMBuildSub(b, fe, rs, ""), phase_const(kb, p, P->T[L]));
   c_hi = LLVMBuildSelect(b, valid, c_hi, c_lo, "");
   LLVMValueRef aoff = LLVMBuildSub(b, rs, fb, "");
   for (int j = 0; j < e->MB; ++j) {
@@ -1002,8 +1010,11 @@ static hx_status_t emit_phase(hc_lower_ctx* lc, const hc_node* n, const conv_pla
       srel[at] = bl.local ? (u * f->nimg + img) * WL + off : u * chan + term->src;
     }
     if (nfull > 0) {
-      LLVMValueRef wtab = const_i64_table(&kb, wrel, nfull * gsz, "conv_wrel");
-      LLVMValueRef stab = const_i64_table(&kb, srel, nfull * gsz, "conv_srel");
+      /* In the kernel's table for ConvTranspose (see phase_const). */
+      LLVMValueRef wtab = p->transpose ? hc_kb_param_array(&kb, wrel, nfull * gsz)
+                                       : const_i64_table(&kb, wrel, nfull * gsz, "conv_wrel");
+      LLVMValueRef stab = p->transpose ? hc_kb_param_array(&kb, srel, nfull * gsz)
+                                       : const_i64_table(&kb, srel, nfull * gsz, "conv_srel");
       if (!wtab || !stab) {
         free(wrel);
         return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory lowering %s", n->name);
@@ -1026,8 +1037,8 @@ static hx_status_t emit_phase(hc_lower_ctx* lc, const hc_node* n, const conv_pla
       for (int i = 0; i < rest; ++i) {
         int64_t at = nfull * gsz + i;
         for (int j = 0; j < e.MB; ++j)
-          w[j][i] = hc_kb_load(&kb, p->dt, W, hc_kb_iadd(&kb, wch[j], hc_kb_i64(&kb, wrel[at])));
-        base[i] = hc_kb_iadd(&kb, sbase, hc_kb_i64(&kb, srel[at]));
+          w[j][i] = hc_kb_load(&kb, p->dt, W, hc_kb_iadd(&kb, wch[j], phase_const(&kb, p, wrel[at])));
+        base[i] = hc_kb_iadd(&kb, sbase, phase_const(&kb, p, srel[at]));
       }
       fused_loop(&e, src, fw, rest, base, w);
     }

@@ -349,6 +349,8 @@ def main():
     conv_transpose_case(root, "convt_1d_wide_scatter", (1, 2, 400), (2, 2, 3), strides=[2], pads=[1, 0])
     conv_transpose_case(root, "convt_1d_wide_gather", (1, 2, 700), (2, 3, 5), pads=[2, 2], dil=[2])
     conv_transpose_case(root, "convt_1x1_merged", (1, 3, 6, 7), (3, 4, 1, 1), bias=False)
+    # Four phases of one tap each: one kernel body for all of them.
+    conv_transpose_case(root, "convt_k2_s2_phases", (2, 8, 6, 5), (8, 4, 2, 2), strides=[2, 2])
     conv_transpose_case(root, "convt_float16", (1, 4, 5, 6), (4, 2, 3, 3), dtype=f16, strides=[2, 2],
                         output_padding=[1, 1], pads=[1, 1, 0, 0])
     conv_transpose_case(root, "convt_float64_opset1", (2, 2, 4, 4), (2, 2, 2, 3), dtype=f64, opset=1,

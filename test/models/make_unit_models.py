@@ -154,6 +154,13 @@ def main():
         with open(os.path.join(d, "test_data_set_0", f"{kind}_0.pb"), "wb") as f:
             f.write(numpy_helper.from_array(a, n).SerializeToString())
 
+    # A stride-2, 2x2 ConvTranspose (PP-OCR det's upsampler): its four output
+    # phases have one tap each, so their kernels share one body.
+    save(model([helper.make_node("ConvTranspose", ["x", "w", "b"], ["y"], strides=[2, 2], name="up")],
+               [vi("x", [1, 8, 6, 5])], [vi("y", [1, 4, 12, 10])],
+               [arr("w", rng.standard_normal((8, 4, 2, 2)).astype(np.float32)),
+                arr("b", rng.standard_normal(4).astype(np.float32))]), "convt_phases.onnx")
+
     x = np.array([[-2, -1, 0], [1, 2, 3]], np.float32)
     y = np.maximum(x + np.array([1, -2, 3], np.float32), 0)
     suite_case("test_good", add_relu, [("x", x)], [("y", y)])

@@ -127,6 +127,19 @@ static void harnessc_shares_kernel_bodies(void** state) {
   assert_output_has("1 passed, 0 failed, 0 skipped");
 }
 
+/* A ConvTranspose's output phases that differ only in their position and
+ * tap offsets (read from each kernel's table) share one body: the four
+ * phases of a stride-2, 2x2 ConvTranspose call it, none has its own copy. */
+static void harnessc_shares_phase_bodies(void** state) {
+  const char* m = ts_model("convt_phases.onnx");
+  /* The IR is larger than g_out: keep its definitions and calls only. */
+  assert_int_equal(run("harnessc", "%s -o /tmp/harness-convt.ll --emit llvm-ir -O3", m), 0);
+  assert_int_equal(ts_run("grep -E '^define|call .*@' /tmp/harness-convt.ll", g_out, sizeof g_out), 0);
+  assert_int_equal(count_in_output("define internal "), 5); /* 4 phase kernels + 1 body */
+  assert_int_equal(count_in_output("_phase0.body("), 5);   /* its definition and 4 calls */
+  unlink("/tmp/harness-convt.ll");
+}
+
 static void harnessc_check_reports_everything(void** state) {
   assert_int_equal(run("harnessc", "check %s", ts_model("three_problems.onnx")), 1);
   assert_output_has("unsupported op FooBar");
@@ -176,6 +189,7 @@ int main(void) {
       cmocka_unit_test(harnessc_emit_kinds),       cmocka_unit_test(harnessc_is_deterministic),
       cmocka_unit_test(harnessc_check_reports_everything), cmocka_unit_test(harness_run_end_to_end),
       cmocka_unit_test(harness_test_counts),       cmocka_unit_test(harnessc_shares_kernel_bodies),
+      cmocka_unit_test(harnessc_shares_phase_bodies),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
