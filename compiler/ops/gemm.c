@@ -606,6 +606,19 @@ static void plan_fast(const hc_lower_ctx* lc, const mm_desc* d, fast_plan* p) {
     if (mr > d->M) mr = (int)d->M;
   }
   if (mr < 1) mr = 1;
+  /* A few rows against a large B (a batch-1 Gemm on a weight matrix): the
+   * time is B streaming from L2 or memory, not the FMAs, so at least two
+   * column tiles let two threads each stream half of B, and keep that half
+   * in their own L2 from run to run (the runtime gives thread i the same
+   * tasks every time). */
+  int64_t b_bytes = d->K * d->N * (int64_t)hx_dtype_size(d->b_st ? d->b_st : d->dt);
+  bool streams_b = d->M * d->batch <= 4 && b_bytes >= ((int64_t)256 << 10);
+  if (streams_b) {
+    int per = p->b_mode != B_DIRECT && p->pw > p->vl ? (int)(p->pw / p->vl) : 1;
+    int half = (int)((nvec + 1) / 2);
+    half = (half + per - 1) / per * per;
+    if (half >= per && half < nv) nv = half;
+  }
   p->mr = mr;
   p->nv = nv;
   p->nr = (int64_t)nv * p->vl;
@@ -626,7 +639,7 @@ static void plan_fast(const hc_lower_ctx* lc, const mm_desc* d, fast_plan* p) {
   if (nct > nt) nct = nt;
   /* At least 8 tasks where the product is big enough to share. */
   double work = 2.0 * (double)d->M * (double)d->N * (double)d->K * (double)d->batch;
-  int want_tasks = work > 4e6 ? 8 : work > 1e6 ? 4 : 1;
+  int want_tasks = work > 4e6 ? 8 : work > 1e6 ? 4 : streams_b ? 2 : 1;
   while (d->batch * ((mt + mct - 1) / mct) * ((nt + nct - 1) / nct) < want_tasks && (mct > 1 || nct > 1)) {
     if (mct * mr >= nct * p->nr && mct > 1)
       mct = (mct + 1) / 2;

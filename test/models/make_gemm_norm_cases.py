@@ -302,6 +302,7 @@ def main():
     gemm_case(root, "hc_gemm_f32_transB", 37, 70, 53, tb=1, c_shape=())
     gemm_case(root, "hc_gemm_f32_transAB", 13, 21, 19, ta=1, tb=1, c_shape=(13, 19))
     gemm_case(root, "hc_gemm_f32_transB_gemv", 1, 300, 70, tb=1, c_shape=(1, 70))
+    gemm_case(root, "hc_gemm_f32_transB_gemv_stream", 1, 2400, 128, tb=1, c_shape=(128,))
     gemm_case(root, "hc_gemm_f32_big", 64, 256, 96, c_shape=(96,))
     gemm_case(root, "hc_gemm_f64_transB", 9, 33, 10, tb=1, c_shape=(10,), dtype=np.float64)
     gemm_case(root, "hc_gemm_f16", 10, 40, 24, c_shape=(24,), dtype=np.float16)
@@ -328,6 +329,11 @@ def main():
     matmul_case(root, "hc_matmul_two_rows_wide", (1, 2, 9), (9, 2050))
     matmul_case(root, "hc_matmul_gemv_1d_wide", (64,), (64, 2048))
     matmul_bf16_case(root, "hc_matmul_bf16", (2, 7, 20), (20, 35))
+    # A few rows against a B of 256 KB or more: the column tiles are halved
+    # so that two threads stream half of B each (plan_fast's streams_b),
+    # with a ragged last tile (200 columns) and a constant, packed B.
+    matmul_case(root, "hc_matmul_stream_b_rows2", (2, 1024), (1024, 200), b_const=True)
+    matmul_case(root, "hc_matmul_stream_b_runtime", (3, 700), (700, 130))
 
     # BatchNormalization: dtypes, ranks, plane vs row tasks, spatial=0, old opsets.
     batchnorm_case(root, "hc_batchnorm_2d_input", (6, 5))
