@@ -43,24 +43,31 @@ static LLVMValueRef copysign_(hc_kb* kb, hx_dtype_t dt, LLVMValueRef mag, LLVMVa
   return hc_kb_math(kb, dt, "copysign", args, 2);
 }
 
-/* float32 exp: hc_kb_exp_f32's reduction and polynomial (Cephes expf,
- * about 1 ulp), with 2^n applied as two factors 2^(n/2) so that results
+/* exp(xc) = 2^n * y for float32 xc in [-104, 89] (Cephes expf's reduction
+ * and polynomial, about 1 ulp): returns y in [sqrt(1/2), sqrt(2)] and n as
+ * a float (*nf). The callers apply 2^n as the range they serve needs. */
+static LLVMValueRef exp_f32_reduced(hc_kb* kb, LLVMValueRef xc, LLVMValueRef* nf) {
+  static const double k_poly[] = {1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3,
+                                  4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1};
+  hx_dtype_t dt = HX_DTYPE_FLOAT32;
+  LLVMValueRef n = hc_kb_mul(kb, dt, xc, hc_ew_c(kb, dt, 1.44269504088896341));
+  n = hc_kb_intrinsic(kb, "llvm.roundeven", kb->t_f32, &n, 1);
+  LLVMValueRef r = hc_kb_fma(kb, dt, n, hc_ew_c(kb, dt, -0.693359375), xc);
+  r = hc_kb_fma(kb, dt, n, hc_ew_c(kb, dt, 2.12194440e-4), r);
+  LLVMValueRef p = hc_ew_poly(kb, dt, r, k_poly, 6);
+  *nf = n;
+  return hc_kb_fma(kb, dt, p, hc_kb_mul(kb, dt, r, r), hc_kb_add(kb, dt, r, hc_ew_c(kb, dt, 1.0)));
+}
+
+/* float32 exp with 2^n applied as two factors 2^(n/2), so that results
  * near FLT_MAX (x in [88.38, 88.72]) stay finite and results below FLT_MIN
  * come out as subnormals instead of 0. */
 static LLVMValueRef exp_f32(hc_kb* kb, LLVMValueRef x) {
-  static const double k_poly[] = {1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3,
-                                  4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1};
   LLVMBuilderRef b = kb->b;
   hx_dtype_t dt = HX_DTYPE_FLOAT32;
   LLVMTypeRef i32 = kb->t_i32;
   LLVMValueRef lo = hc_ew_c(kb, dt, -104.0), hi = hc_ew_c(kb, dt, 89.0);
-  LLVMValueRef xc = hc_kb_min(kb, dt, hc_kb_max(kb, dt, x, lo), hi);
-  LLVMValueRef nf = hc_kb_mul(kb, dt, xc, hc_ew_c(kb, dt, 1.44269504088896341));
-  nf = hc_kb_intrinsic(kb, "llvm.roundeven", kb->t_f32, &nf, 1);
-  LLVMValueRef r = hc_kb_fma(kb, dt, nf, hc_ew_c(kb, dt, -0.693359375), xc);
-  r = hc_kb_fma(kb, dt, nf, hc_ew_c(kb, dt, 2.12194440e-4), r);
-  LLVMValueRef p = hc_ew_poly(kb, dt, r, k_poly, 6);
-  LLVMValueRef y = hc_kb_fma(kb, dt, p, hc_kb_mul(kb, dt, r, r), hc_kb_add(kb, dt, r, hc_ew_c(kb, dt, 1.0)));
+  LLVMValueRef nf, y = exp_f32_reduced(kb, hc_kb_min(kb, dt, hc_kb_max(kb, dt, x, lo), hi), &nf);
   /* n in [-150, 128]: n1 = floor(n/2), n2 = n - n1 are both normal exponents. */
   LLVMValueRef n = LLVMBuildFPToSI(b, nf, i32, "");
   LLVMValueRef n1 = LLVMBuildAShr(b, n, LLVMConstInt(i32, 1, 0), "");
@@ -78,17 +85,10 @@ static LLVMValueRef exp_f32(hc_kb* kb, LLVMValueRef x) {
  * multiply instead of exp_f32's two-factor scaling. For sigmoid, which
  * settles the inputs beyond that range itself. */
 static LLVMValueRef exp_f32_normal(hc_kb* kb, LLVMValueRef x) {
-  static const double k_poly[] = {1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3,
-                                  4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1};
   LLVMBuilderRef b = kb->b;
   hx_dtype_t dt = HX_DTYPE_FLOAT32;
   LLVMValueRef xc = hc_kb_min(kb, dt, hc_kb_max(kb, dt, x, hc_ew_c(kb, dt, -87.0)), hc_ew_c(kb, dt, 88.0));
-  LLVMValueRef nf = hc_kb_mul(kb, dt, xc, hc_ew_c(kb, dt, 1.44269504088896341));
-  nf = hc_kb_intrinsic(kb, "llvm.roundeven", kb->t_f32, &nf, 1);
-  LLVMValueRef r = hc_kb_fma(kb, dt, nf, hc_ew_c(kb, dt, -0.693359375), xc);
-  r = hc_kb_fma(kb, dt, nf, hc_ew_c(kb, dt, 2.12194440e-4), r);
-  LLVMValueRef p = hc_ew_poly(kb, dt, r, k_poly, 6);
-  LLVMValueRef y = hc_kb_fma(kb, dt, p, hc_kb_mul(kb, dt, r, r), hc_kb_add(kb, dt, r, hc_ew_c(kb, dt, 1.0)));
+  LLVMValueRef nf, y = exp_f32_reduced(kb, xc, &nf);
   /* n in [-126, 127]: 2^n is a normal float. */
   LLVMValueRef n = LLVMBuildFPToSI(b, nf, kb->t_i32, "");
   LLVMValueRef e = LLVMBuildShl(b, LLVMBuildAdd(b, n, LLVMConstInt(kb->t_i32, 127, 0), ""), LLVMConstInt(kb->t_i32, 23, 0), "");

@@ -1435,6 +1435,24 @@ static void ci_taps(ci_cols* c, int e, LLVMValueRef tap) {
   hc_loop_end(kb, &kl);
 }
 
+/* What both K-quad packing kernels open with: the kernel, one task per
+ * (image, group, block of *QB quads of the Q), x, the packed destination at
+ * dst_off in the workspace, and the zero point zx as an int32. */
+static hx_status_t ci_pack_begin(hc_lower_ctx* lc, const hc_node* n, const ci_plan* p, uint64_t dst_off, int64_t Q,
+                                 hc_kb* kb, LLVMValueRef* px, LLVMValueRef* dst, LLVMValueRef* xz, int64_t* QB,
+                                 int64_t* nqb) {
+  *QB = 4096 / ci_pp(p);
+  if (*QB < 1) *QB = 1;
+  *nqb = (Q + *QB - 1) / *QB;
+  HX_RETURN_IF_ERROR(hc_kb_begin(lc, n, "pack_x", p->N * p->G * *nqb, kb));
+  *px = hc_kb_ptr(kb, p->x);
+  *dst = LLVMBuildGEP2(kb->b, kb->t_i8, hc_kb_workspace(kb), (LLVMValueRef[]){hc_kb_i64(kb, (int64_t)dst_off)}, 1, "");
+  *xz = p->xz ? hc_kb_convert(kb, hc_kb_load(kb, p->xz->dtype, hc_kb_ptr(kb, p->xz), hc_kb_i64(kb, 0)), p->xz->dtype,
+                              HX_DTYPE_INT32)
+              : hc_kb_i32(kb, 0);
+  return HX_OK;
+}
+
 /* The VNNI K-quad packing of a pointwise convolution (1x1 kernel, stride
  * 1, no padding: the panel's positions are the input plane's) whose group
  * has whole quads of channels: four input rows interleaved byte by byte.
@@ -1452,19 +1470,12 @@ static bool ci_pointwise_quads(const ci_plan* p) {
 
 static hx_status_t ci_pack_quads_1x1(hc_lower_ctx* lc, const hc_node* n, const ci_plan* p, uint64_t dst_off) {
   int64_t P = p->P, Pp = ci_pp(p), Q = p->Cg / 4;
-  int64_t QB = 4096 / Pp;
-  if (QB < 1) QB = 1;
-  int64_t nqb = (Q + QB - 1) / QB, PV = P & ~(int64_t)15;
+  int64_t QB, nqb, PV = P & ~(int64_t)15;
   hc_kb kb;
-  HX_RETURN_IF_ERROR(hc_kb_begin(lc, n, "pack_x", p->N * p->G * nqb, &kb));
+  LLVMValueRef px, dst, xz;
+  HX_RETURN_IF_ERROR(ci_pack_begin(lc, n, p, dst_off, Q, &kb, &px, &dst, &xz, &QB, &nqb));
   LLVMBuilderRef b = kb.b;
-  LLVMValueRef px = hc_kb_ptr(&kb, p->x);
-  LLVMValueRef ws = hc_kb_workspace(&kb);
-  LLVMValueRef dst = LLVMBuildGEP2(b, kb.t_i8, ws, (LLVMValueRef[]){hc_kb_i64(&kb, (int64_t)dst_off)}, 1, "");
   bool sgn = hc_dtype_is_signed(p->x->dtype);
-  LLVMValueRef xz = p->xz ? hc_kb_convert(&kb, hc_kb_load(&kb, p->xz->dtype, hc_kb_ptr(&kb, p->xz), hc_kb_i64(&kb, 0)),
-                                          p->xz->dtype, HX_DTYPE_INT32)
-                          : hc_kb_i32(&kb, 0);
   if (sgn) xz = LLVMBuildAdd(b, xz, hc_kb_i32(&kb, 128), "");
   LLVMValueRef zb = LLVMBuildTrunc(b, xz, kb.t_i8, "");
   LLVMTypeRef v16 = LLVMVectorType(kb.t_i8, 16);
@@ -1535,19 +1546,12 @@ static hx_status_t ci_pack_quads_2d(hc_lower_ctx* lc, const hc_node* n, const ci
   int64_t VL = OW >= 16 ? 16 : OW >= 8 ? 8 : 4, nch = (OW + VL - 1) / VL;
   int64_t used = (VL - 1) * sw + 1;
   unsigned R = used <= 4 ? 4 : used <= 8 ? 8 : used <= 16 ? 16 : 32;
-  int64_t QB = 4096 / Pp;
-  if (QB < 1) QB = 1;
-  int64_t nqb = (Q + QB - 1) / QB;
+  int64_t QB, nqb;
   hc_kb kb;
-  HX_RETURN_IF_ERROR(hc_kb_begin(lc, n, "pack_x", p->N * p->G * nqb, &kb));
+  LLVMValueRef px, dst, xz;
+  HX_RETURN_IF_ERROR(ci_pack_begin(lc, n, p, dst_off, Q, &kb, &px, &dst, &xz, &QB, &nqb));
   LLVMBuilderRef b = kb.b;
-  LLVMValueRef px = hc_kb_ptr(&kb, p->x);
-  LLVMValueRef ws = hc_kb_workspace(&kb);
-  LLVMValueRef dst = LLVMBuildGEP2(b, kb.t_i8, ws, (LLVMValueRef[]){hc_kb_i64(&kb, (int64_t)dst_off)}, 1, "");
   bool sgn = hc_dtype_is_signed(p->x->dtype);
-  LLVMValueRef xz = p->xz ? hc_kb_convert(&kb, hc_kb_load(&kb, p->xz->dtype, hc_kb_ptr(&kb, p->xz), hc_kb_i64(&kb, 0)),
-                                          p->xz->dtype, HX_DTYPE_INT32)
-                          : hc_kb_i32(&kb, 0);
   /* raw zero-point byte (loads' pass-through; the xor below makes it zx') */
   LLVMValueRef zb = LLVMBuildTrunc(b, xz, kb.t_i8, "");
   LLVMValueRef flip = LLVMConstInt(kb.t_i8, sgn ? 0x80 : 0, 0);
