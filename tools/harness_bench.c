@@ -9,7 +9,9 @@
  * arena and bases table, and every kernel of the table called in schedule
  * order with a timer around it. With --threads N > 1 a kernel's tasks are
  * split over this tool's own pthreads the way the runtime's pool splits them
- * (four chunks per thread from a shared counter). Profiled runs are
+ * (four chunks per thread; thread i first runs the i-th contiguous part of
+ * them, then takes what is left in the others' parts from the back, as
+ * runtime/thread_pool.c does). Profiled runs are
  * interleaved with session runs and with untimed direct runs of the same
  * kernels, so that framework overhead (session run minus the bare kernel
  * loop) is measured under the same machine load.
@@ -402,7 +404,9 @@ struct bench_pool {
   _Alignas(64) atomic_uint generation;
   _Alignas(64) atomic_int parked;
   atomic_int stop;
-  _Alignas(64) atomic_llong next;
+  /* Per thread: its part of the current kernel's chunks, (first << 32) |
+   * end, one cache line each. */
+  struct { _Alignas(64) atomic_ullong word; }* ranges;
   _Alignas(64) atomic_llong done;
   _Alignas(64) atomic_int active;
   /* Current kernel, written by the caller before generation is bumped. */
@@ -417,19 +421,35 @@ struct bench_pool {
 };
 
 
-/* Claims chunks of the current kernel until none are left. */
+/* Claims a chunk of thread r's part: the first one for its owner, the last
+ * one for another thread; -1 when the part is empty. */
+static int64_t pool_claim(bench_pool* p, int r, int owner) {
+  unsigned long long w = atomic_load_explicit(&p->ranges[r].word, memory_order_acquire);
+  for (;;) {
+    unsigned long long first = w >> 32, end = w & 0xffffffffull;
+    if (first >= end) return -1;
+    unsigned long long next = owner ? ((first + 1) << 32) | end : (first << 32) | (end - 1);
+    if (atomic_compare_exchange_weak_explicit(&p->ranges[r].word, &w, next, memory_order_acq_rel,
+                                              memory_order_acquire))
+      return (int64_t)(owner ? first : end - 1);
+  }
+}
+
+/* Runs chunks of the current kernel until none are left: its own part
+ * first, then the others'. */
 static void pool_work(bench_pool* p, int id) {
   thread_span* span = p->trace ? &p->trace[(size_t)id * p->num_kernels + p->kernel_index] : NULL;
   int64_t ran = 0;
   uint64_t first = 0;
-  for (;;) {
-    int64_t b = atomic_fetch_add_explicit(&p->next, p->chunk, memory_order_relaxed);
-    if (b >= p->tasks) break;
-    int64_t e = b + p->chunk < p->tasks ? b + p->chunk : p->tasks;
-    if (span && !ran) first = now_ns();
-    p->fn(p->bases, b, e);
-    ran += e - b;
-    atomic_fetch_add_explicit(&p->done, e - b, memory_order_release);
+  for (int v = 0; v < p->threads; ++v) {
+    int64_t c;
+    while ((c = pool_claim(p, (id + v) % p->threads, v == 0)) >= 0) {
+      int64_t b = c * p->chunk, e = b + p->chunk < p->tasks ? b + p->chunk : p->tasks;
+      if (span && !ran) first = now_ns();
+      p->fn(p->bases, b, e);
+      ran += e - b;
+      atomic_fetch_add_explicit(&p->done, e - b, memory_order_release);
+    }
   }
   if (span && ran) *span = (thread_span){first, now_ns(), ran};
 }
@@ -466,7 +486,9 @@ static int pool_create(bench_pool* p, int threads) {
   if (threads <= 1) return 0;
   p->workers = calloc((size_t)threads, sizeof(pthread_t));
   p->args = calloc((size_t)threads, sizeof(worker_arg));
-  if (!p->workers || !p->args) return 1;
+  p->ranges = aligned_alloc(64, sizeof(*p->ranges) * (size_t)threads);
+  if (!p->workers || !p->args || !p->ranges) return 1;
+  for (int i = 0; i < threads; ++i) atomic_init(&p->ranges[i].word, 0);
   for (int i = 1; i < threads; ++i) {
     p->args[i] = (worker_arg){p, i};
     if (pthread_create(&p->workers[i], NULL, pool_worker, &p->args[i]) != 0) {
@@ -486,6 +508,7 @@ static void pool_destroy(bench_pool* p) {
   for (int i = 1; i < p->threads; ++i) pthread_join(p->workers[i], NULL);
   free(p->workers);
   free(p->args);
+  free(p->ranges);
   pthread_mutex_destroy(&p->mutex);
   pthread_cond_destroy(&p->cond);
 }
@@ -508,7 +531,12 @@ static void pool_run_kernel(bench_pool* p, const hx_abi_kernel* k, uint32_t inde
   p->tasks = k->tasks;
   p->chunk = chunk < 1 ? 1 : chunk;
   p->kernel_index = index;
-  atomic_store_explicit(&p->next, 0, memory_order_relaxed);
+  int64_t nchunks = (k->tasks + p->chunk - 1) / p->chunk;
+  for (int i = 0; i < p->threads; ++i) {
+    unsigned long long first = (unsigned long long)(nchunks * i / p->threads);
+    unsigned long long end = (unsigned long long)(nchunks * (i + 1) / p->threads);
+    atomic_store_explicit(&p->ranges[i].word, (first << 32) | end, memory_order_relaxed);
+  }
   atomic_store_explicit(&p->done, 0, memory_order_relaxed);
   atomic_store_explicit(&p->active, p->threads - 1, memory_order_relaxed);
   atomic_fetch_add(&p->generation, 1);
