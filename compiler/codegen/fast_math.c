@@ -309,6 +309,31 @@ LLVMValueRef hc_ew_sigmoid(hc_kb* kb, hx_dtype_t dt, LLVMValueRef x) {
   return sel(kb, fcmp(kb, LLVMRealUNO, x, x), x, y);
 }
 
+/* float32 sigmoid for the epilogues of convolutions and products (SiLU):
+ * e^-x as 2^t with t = -x log2(e) rounded once (relative error up to
+ * |t| 2^-24, below 6e-6 over the range, against about 1 ulp for
+ * hc_ew_sigmoid) and a degree-5 polynomial of 2^f on [-1/2, 1/2]
+ * (2.4e-7): 4 vector instructions fewer per element, where the epilogue
+ * is a quarter of EfficientNet's time. Same range handling as
+ * hc_ew_sigmoid. */
+LLVMValueRef hc_ew_sigmoid_fast(hc_kb* kb, hx_dtype_t dt, LLVMValueRef x) {
+  static const double k_exp2[] = {1.327646430581808e-3, 9.675540961325169e-3, 5.550713464617729e-2,
+                                  2.4022120237350464e-1, 6.931469440460205e-1, 1.0000001192092896};
+  if (is_f64(dt)) return hc_ew_sigmoid(kb, dt, x);
+  LLVMBuilderRef b = kb->b;
+  LLVMValueRef one = hc_ew_c(kb, dt, 1.0);
+  LLVMValueRef xc = hc_kb_min(kb, dt, hc_kb_max(kb, dt, x, hc_ew_c(kb, dt, -87.0)), hc_ew_c(kb, dt, 87.0));
+  LLVMValueRef t = hc_kb_mul(kb, dt, xc, hc_ew_c(kb, dt, -1.44269504088896341));
+  LLVMValueRef nf = hc_kb_intrinsic(kb, "llvm.roundeven", kb->t_f32, &t, 1);
+  LLVMValueRef p = hc_ew_poly(kb, dt, hc_kb_sub(kb, dt, t, nf), k_exp2, 6);
+  LLVMValueRef n = LLVMBuildFPToSI(b, nf, kb->t_i32, "");
+  LLVMValueRef sc = LLVMBuildShl(b, LLVMBuildAdd(b, n, LLVMConstInt(kb->t_i32, 127, 0), ""), LLVMConstInt(kb->t_i32, 23, 0), "");
+  LLVMValueRef e = hc_kb_mul(kb, dt, p, LLVMBuildBitCast(b, sc, kb->t_f32, ""));
+  LLVMValueRef y = hc_kb_div(kb, dt, one, hc_kb_add(kb, dt, one, e));
+  y = sel(kb, fcmp(kb, LLVMRealOLT, x, hc_ew_c(kb, dt, -87.0)), hc_ew_c(kb, dt, 0.0), y);
+  return sel(kb, fcmp(kb, LLVMRealUNO, x, x), x, y);
+}
+
 LLVMValueRef hc_ew_softplus(hc_kb* kb, hx_dtype_t dt, LLVMValueRef x) {
   /* max(x, 0) + log1p(exp(-|x|)): no overflow for large x, no cancellation
    * for very negative x. NaN propagates through the max. */
