@@ -12,8 +12,9 @@
  * kernels split alike (a GEMM's column blocks, a convolution's planes) find
  * the data the previous kernel wrote on the same core, in its own L2, rather
  * than pulling half of it across from the other core. Measured at 2 threads
- * (bench/compare/ab.py): MobileNetV2 4%, EfficientNet-B0 5% and ResNet-50 2%
- * faster than one shared counter. */
+ * (bench/compare/ab_rounds.py, old runtime against new on the same
+ * artifacts): MobileNetV2 and EfficientNet-B0 5% and ResNet-50 2% faster
+ * than one shared counter. */
 #define _GNU_SOURCE
 #include "thread_pool.h"
 
@@ -69,7 +70,7 @@ typedef struct hx_pool_range {
 } hx_pool_range;
 
 /* A loop's description. Two slots alternate by generation parity: a worker
- * that read a slot late sees its generation gone from the claim word and
+ * that read a slot late sees its generation gone from the range words and
  * uses nothing it read. Atomics because such late reads may race with the
  * caller filling the slot for a later loop. */
 typedef struct hx_pool_job {

@@ -80,19 +80,24 @@ static LLVMValueRef exp_f32(hc_kb* kb, LLVMValueRef x) {
   return sel(kb, fcmp(kb, LLVMRealUNO, x, x), x, y);
 }
 
+/* 2^n for an integral float32 n in [-126, 127] (a normal float): n + 127
+ * in the exponent field. */
+static LLVMValueRef pow2_normal(hc_kb* kb, LLVMValueRef nf) {
+  LLVMBuilderRef b = kb->b;
+  LLVMValueRef n = LLVMBuildFPToSI(b, nf, kb->t_i32, "");
+  LLVMValueRef e = LLVMBuildShl(b, LLVMBuildAdd(b, n, LLVMConstInt(kb->t_i32, 127, 0), ""), LLVMConstInt(kb->t_i32, 23, 0), "");
+  return LLVMBuildBitCast(b, e, kb->t_f32, "");
+}
+
 /* exp_f32 for x in [-87, 88] (x is clamped there; NaN is not kept): every
  * result is a normal float, so 2^n is one exponent-field add and one
  * multiply instead of exp_f32's two-factor scaling. For sigmoid, which
  * settles the inputs beyond that range itself. */
 static LLVMValueRef exp_f32_normal(hc_kb* kb, LLVMValueRef x) {
-  LLVMBuilderRef b = kb->b;
   hx_dtype_t dt = HX_DTYPE_FLOAT32;
   LLVMValueRef xc = hc_kb_min(kb, dt, hc_kb_max(kb, dt, x, hc_ew_c(kb, dt, -87.0)), hc_ew_c(kb, dt, 88.0));
   LLVMValueRef nf, y = exp_f32_reduced(kb, xc, &nf);
-  /* n in [-126, 127]: 2^n is a normal float. */
-  LLVMValueRef n = LLVMBuildFPToSI(b, nf, kb->t_i32, "");
-  LLVMValueRef e = LLVMBuildShl(b, LLVMBuildAdd(b, n, LLVMConstInt(kb->t_i32, 127, 0), ""), LLVMConstInt(kb->t_i32, 23, 0), "");
-  return hc_kb_mul(kb, dt, y, LLVMBuildBitCast(b, e, kb->t_f32, ""));
+  return hc_kb_mul(kb, dt, y, pow2_normal(kb, nf));
 }
 
 LLVMValueRef hc_ew_exp(hc_kb* kb, hx_dtype_t dt, LLVMValueRef x) {
@@ -293,6 +298,15 @@ LLVMValueRef hc_ew_gelu(hc_kb* kb, hx_dtype_t dt, LLVMValueRef x) {
   return hc_kb_mul(kb, dt, x, phi);
 }
 
+/* 1 / (1 + e) for e = e^-x computed on x clamped to [-87, 88], then 0
+ * below x = -87 and NaN passed through (the clamp dropped both). */
+static LLVMValueRef sigmoid_of_exp(hc_kb* kb, hx_dtype_t dt, LLVMValueRef x, LLVMValueRef e) {
+  LLVMValueRef one = hc_ew_c(kb, dt, 1.0);
+  LLVMValueRef y = hc_kb_div(kb, dt, one, hc_kb_add(kb, dt, one, e));
+  y = sel(kb, fcmp(kb, LLVMRealOLT, x, hc_ew_c(kb, dt, -87.0)), hc_ew_c(kb, dt, 0.0), y);
+  return sel(kb, fcmp(kb, LLVMRealUNO, x, x), x, y);
+}
+
 /* float32: exp_f32_normal (-x clamped to [-87, 88]); below -87, where
  * sigmoid(x) < 2e-38, the result is 0 (as exp_f32's underflow gave it:
  * x * sigmoid(...) in Gelu's tanh form must not turn a huge x times a tiny
@@ -303,10 +317,7 @@ LLVMValueRef hc_ew_sigmoid(hc_kb* kb, hx_dtype_t dt, LLVMValueRef x) {
     LLVMValueRef e = hc_ew_exp(kb, dt, LLVMBuildFNeg(kb->b, x, ""));
     return hc_kb_div(kb, dt, one, hc_kb_add(kb, dt, one, e));
   }
-  LLVMValueRef e = exp_f32_normal(kb, LLVMBuildFNeg(kb->b, x, ""));
-  LLVMValueRef y = hc_kb_div(kb, dt, one, hc_kb_add(kb, dt, one, e));
-  y = sel(kb, fcmp(kb, LLVMRealOLT, x, hc_ew_c(kb, dt, -87.0)), hc_ew_c(kb, dt, 0.0), y);
-  return sel(kb, fcmp(kb, LLVMRealUNO, x, x), x, y);
+  return sigmoid_of_exp(kb, dt, x, exp_f32_normal(kb, LLVMBuildFNeg(kb->b, x, "")));
 }
 
 /* float32 sigmoid for the epilogues of convolutions and products (SiLU):
@@ -320,18 +331,11 @@ LLVMValueRef hc_ew_sigmoid_fast(hc_kb* kb, hx_dtype_t dt, LLVMValueRef x) {
   static const double k_exp2[] = {1.327646430581808e-3, 9.675540961325169e-3, 5.550713464617729e-2,
                                   2.4022120237350464e-1, 6.931469440460205e-1, 1.0000001192092896};
   if (is_f64(dt)) return hc_ew_sigmoid(kb, dt, x);
-  LLVMBuilderRef b = kb->b;
-  LLVMValueRef one = hc_ew_c(kb, dt, 1.0);
   LLVMValueRef xc = hc_kb_min(kb, dt, hc_kb_max(kb, dt, x, hc_ew_c(kb, dt, -87.0)), hc_ew_c(kb, dt, 87.0));
   LLVMValueRef t = hc_kb_mul(kb, dt, xc, hc_ew_c(kb, dt, -1.44269504088896341));
   LLVMValueRef nf = hc_kb_intrinsic(kb, "llvm.roundeven", kb->t_f32, &t, 1);
   LLVMValueRef p = hc_ew_poly(kb, dt, hc_kb_sub(kb, dt, t, nf), k_exp2, 6);
-  LLVMValueRef n = LLVMBuildFPToSI(b, nf, kb->t_i32, "");
-  LLVMValueRef sc = LLVMBuildShl(b, LLVMBuildAdd(b, n, LLVMConstInt(kb->t_i32, 127, 0), ""), LLVMConstInt(kb->t_i32, 23, 0), "");
-  LLVMValueRef e = hc_kb_mul(kb, dt, p, LLVMBuildBitCast(b, sc, kb->t_f32, ""));
-  LLVMValueRef y = hc_kb_div(kb, dt, one, hc_kb_add(kb, dt, one, e));
-  y = sel(kb, fcmp(kb, LLVMRealOLT, x, hc_ew_c(kb, dt, -87.0)), hc_ew_c(kb, dt, 0.0), y);
-  return sel(kb, fcmp(kb, LLVMRealUNO, x, x), x, y);
+  return sigmoid_of_exp(kb, dt, x, hc_kb_mul(kb, dt, p, pow2_normal(kb, nf)));
 }
 
 LLVMValueRef hc_ew_softplus(hc_kb* kb, hx_dtype_t dt, LLVMValueRef x) {

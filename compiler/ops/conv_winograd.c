@@ -514,6 +514,22 @@ static void mm_tile(hc_kb* kb, const wino_emit* e, LLVMValueRef U, LLVMValueRef 
     }
 }
 
+/* Task tk of a kernel whose tasks are `units` tile units (tile chunks,
+ * tiles) times `per` others, ordered as two halves of the units (the first
+ * (units+1)/2 of them, then the rest), each with the unit fastest: at two
+ * threads, the products and the output transform of a tile run on the
+ * same core. Sets *unit and *other. */
+static void split_tile_halves(hc_kb* kb, LLVMValueRef tk, int64_t units, int64_t per, LLVMValueRef* unit,
+                              LLVMValueRef* other) {
+  LLVMBuilderRef b = kb->b;
+  int64_t h = (units + 1) / 2, first = h * per;
+  LLVMValueRef second = LLVMBuildICmp(b, LLVMIntUGE, tk, hc_kb_i64(kb, first), "");
+  LLVMValueRef r = LLVMBuildSelect(b, second, LLVMBuildSub(b, tk, hc_kb_i64(kb, first), ""), tk, "");
+  LLVMValueRef cnt = LLVMBuildSelect(b, second, hc_kb_i64(kb, units - h > 0 ? units - h : 1), hc_kb_i64(kb, h), "");
+  *unit = hc_kb_iadd(kb, LLVMBuildSelect(b, second, hc_kb_i64(kb, h), hc_kb_i64(kb, 0), ""), LLVMBuildURem(b, r, cnt, ""));
+  *other = LLVMBuildUDiv(b, r, cnt, "");
+}
+
 /* The tiles of chunk tc for one channel block of nv vectors: its whole
  * mr-tile blocks, and the last chunk also the tiles left over. */
 static void mm_chunk(hc_kb* kb, const wino_emit* e, const mm_plan* q, LLVMValueRef U, LLVMValueRef V, LLVMValueRef Mx,
@@ -554,13 +570,8 @@ static hx_status_t emit_products(wino_emit* e) {
   /* Tasks in two halves of the tiles, each over every xi and channel block:
    * with two threads, each computes every xi of its half of the tiles, so
    * that the output transform finds them in its own cache. */
-  int64_t h = (q.ntc + 1) / 2, per0 = g->nxi * q.ncb * h;
-  LLVMValueRef second = LLVMBuildICmp(b, LLVMIntUGE, tk, hc_kb_i64(&kb, per0), "");
-  LLVMValueRef r = LLVMBuildSelect(b, second, LLVMBuildSub(b, tk, hc_kb_i64(&kb, per0), ""), tk, "");
-  LLVMValueRef cnt = LLVMBuildSelect(b, second, hc_kb_i64(&kb, q.ntc - h > 0 ? q.ntc - h : 1), hc_kb_i64(&kb, h), "");
-  LLVMValueRef tc = hc_kb_iadd(&kb, LLVMBuildSelect(b, second, hc_kb_i64(&kb, h), hc_kb_i64(&kb, 0), ""),
-                               LLVMBuildURem(b, r, cnt, ""));
-  LLVMValueRef rest = LLVMBuildUDiv(b, r, cnt, "");
+  LLVMValueRef tc, rest;
+  split_tile_halves(&kb, tk, q.ntc, g->nxi * q.ncb, &tc, &rest);
   LLVMValueRef cb = LLVMBuildURem(b, rest, hc_kb_i64(&kb, q.ncb), "");
   LLVMValueRef xi = LLVMBuildUDiv(b, rest, hc_kb_i64(&kb, q.ncb), "");
   LLVMValueRef m0 = hc_kb_imul(&kb, cb, hc_kb_i64(&kb, (int64_t)q.nv * e->vl));
@@ -612,13 +623,9 @@ static hx_status_t emit_output(wino_emit* e) {
   LLVMValueRef tk = hc_kb_task_loop_begin(&kb, &task);
   /* Consecutive tasks: neighbouring tiles of the same channels (stores run
    * along the output rows). */
-  int64_t th = (e->tn + 1) / 2, per0 = th * ncv;
-  LLVMValueRef second = LLVMBuildICmp(b, LLVMIntUGE, tk, hc_kb_i64(&kb, per0), "");
-  LLVMValueRef r = LLVMBuildSelect(b, second, LLVMBuildSub(b, tk, hc_kb_i64(&kb, per0), ""), tk, "");
-  LLVMValueRef cnt = LLVMBuildSelect(b, second, hc_kb_i64(&kb, e->tn - th > 0 ? e->tn - th : 1), hc_kb_i64(&kb, th), "");
-  LLVMValueRef tt = hc_kb_iadd(&kb, LLVMBuildSelect(b, second, hc_kb_i64(&kb, th), hc_kb_i64(&kb, 0), ""),
-                               LLVMBuildURem(b, r, cnt, "")); /* in the block */
-  LLVMValueRef m0 = hc_kb_imul(&kb, LLVMBuildUDiv(b, r, cnt, ""), hc_kb_i64(&kb, vl));
+  LLVMValueRef tt, cv; /* tt: tile in the block */
+  split_tile_halves(&kb, tk, e->tn, ncv, &tt, &cv);
+  LLVMValueRef m0 = hc_kb_imul(&kb, cv, hc_kb_i64(&kb, vl));
   LLVMValueRef q[4][WINO_MAX_A];
   for (int j = 0; j < a; ++j) {
     LLVMValueRef col[WINO_MAX_A];
