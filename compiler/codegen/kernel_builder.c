@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "harness/artifact_abi.h"
+#include <llvm-c/DebugInfo.h>
 #include <llvm-c/Transforms/PassBuilder.h>
 
 static void init_types(hc_kb* kb) {
@@ -557,15 +558,31 @@ LLVMValueRef hc_loop_begin(hc_kb* kb, hc_loop* loop, LLVMValueRef lo, LLVMValueR
   return hc_loop_begin_step(kb, loop, lo, hi, 1, name);
 }
 
-void hc_loop_end(hc_kb* kb, hc_loop* loop) {
+static LLVMValueRef loop_close(hc_kb* kb, hc_loop* loop) {
   LLVMValueRef hi = loop->hi;
   LLVMBasicBlockRef cur = LLVMGetInsertBlock(kb->b);
   LLVMValueRef next = LLVMBuildAdd(kb->b, loop->iv, loop->step, "");
   LLVMSetNSW(next, 1);
   LLVMValueRef more = LLVMBuildICmp(kb->b, LLVMIntSLT, next, hi, "");
-  LLVMBuildCondBr(kb->b, more, loop->header, loop->exit);
+  LLVMValueRef br = LLVMBuildCondBr(kb->b, more, loop->header, loop->exit);
   LLVMAddIncoming(loop->iv, &next, &cur, 1);
   LLVMPositionBuilderAtEnd(kb->b, loop->exit);
+  return br;
+}
+
+void hc_loop_end(hc_kb* kb, hc_loop* loop) { (void)loop_close(kb, loop); }
+
+void hc_loop_end_rolled(hc_kb* kb, hc_loop* loop) {
+  LLVMValueRef br = loop_close(kb, loop);
+  LLVMContextRef c = kb->lc->llctx;
+  static const char k_disable[] = "llvm.loop.unroll.disable";
+  LLVMMetadataRef name = LLVMMDStringInContext2(c, k_disable, sizeof k_disable - 1);
+  /* The loop ID: a node whose first operand is itself, then the property. */
+  LLVMMetadataRef tmp = LLVMTemporaryMDNode(c, NULL, 0);
+  LLVMMetadataRef ops[2] = {tmp, LLVMMDNodeInContext2(c, &name, 1)};
+  LLVMMetadataRef id = LLVMMDNodeInContext2(c, ops, 2);
+  LLVMMetadataReplaceAllUsesWith(tmp, id);
+  LLVMSetMetadata(br, LLVMGetMDKindIDInContext(c, "llvm.loop", 9), LLVMMetadataAsValue(c, id));
 }
 
 LLVMValueRef hc_kb_task_loop_begin(hc_kb* kb, hc_loop* loop) {

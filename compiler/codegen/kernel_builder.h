@@ -185,6 +185,9 @@ LLVMValueRef hc_loop_begin(hc_kb* kb, hc_loop* loop, LLVMValueRef lo, LLVMValueR
 LLVMValueRef hc_loop_begin_step(hc_kb* kb, hc_loop* loop, LLVMValueRef lo, LLVMValueRef hi, int64_t step,
                                 const char* name);
 void hc_loop_end(hc_kb* kb, hc_loop* loop);
+/* hc_loop_end for a loop LLVM must not unroll: one whose body is large
+ * and emitted for every tile shape of a kernel (an epilogue's exp). */
+void hc_loop_end_rolled(hc_kb* kb, hc_loop* loop);
 /* The task loop over [begin, end). */
 LLVMValueRef hc_kb_task_loop_begin(hc_kb* kb, hc_loop* loop);
 
