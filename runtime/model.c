@@ -1,7 +1,9 @@
-/* Artifact loading: dlopen, ABI check, variant choice by CPU features, and
- * the per-program execution plans. */
+/* Artifact loading: dlopen, ABI check, variant choice by CPU features, the
+ * per-program execution plans, and the manifest (inflated at load). */
 #define _GNU_SOURCE
 #include "model.h"
+
+#include "manifest.h"
 
 #include <dlfcn.h>
 #include <stddef.h>
@@ -114,6 +116,16 @@ static hx_status_t load_dynamic_outputs(hx_model_t* m, const char* path) {
   return HX_OK;
 }
 
+/* ABI 1.3: inflates the compressed manifest once, here, so that
+ * hx_model_manifest_json lends plain text and nothing inflates later. An
+ * older header (or one without manifest_z) keeps its plain manifest_json. */
+static hx_status_t load_manifest(hx_model_t* m, const char* path) {
+  const hx_abi_header* h = m->header;
+  size_t need = offsetof(hx_abi_header, manifest_bytes) + sizeof(h->manifest_bytes);
+  if (h->abi_minor < 3 || h->header_bytes < need || !h->manifest_z) return HX_OK;
+  return hx_manifest_inflate(h->manifest_z, h->manifest_z_bytes, h->manifest_bytes, path, &m->manifest);
+}
+
 hx_status_t hx_model_load(const char* path, hx_model_t** out_model) {
   if (!out_model) return hx_status_make(HX_STATUS_INVALID_ARGUMENT, "out_model is NULL");
   *out_model = NULL;
@@ -198,6 +210,7 @@ hx_status_t hx_model_load(const char* path, hx_model_t** out_model) {
   m->variant = chosen;
   st = load_programs(m, (uint32_t)(chosen - h->variants), path);
   if (st == HX_OK) st = load_dynamic_outputs(m, path);
+  if (st == HX_OK) st = load_manifest(m, path);
   if (st != HX_OK) {
     m->handle = NULL;
     hx_model_free(m);
@@ -218,6 +231,7 @@ void hx_model_free(hx_model_t* model) {
     free(model->programs[i].dims_offsets);
   }
   free(model->programs);
+  free(model->manifest);
   if (model->handle) dlclose(model->handle);
   free(model);
 }
@@ -288,6 +302,8 @@ hx_status_t hx_model_find_output(const hx_model_t* model, const char* name, size
 const char* hx_model_name(const hx_model_t* model) { return model->header->model_name; }
 const char* hx_model_producer(const hx_model_t* model) { return model->header->producer; }
 const char* hx_model_target(const hx_model_t* model) { return model->variant->target; }
-const char* hx_model_manifest_json(const hx_model_t* model) { return model->header->manifest_json; }
+const char* hx_model_manifest_json(const hx_model_t* model) {
+  return model->manifest ? model->manifest : model->header->manifest_json;
+}
 size_t hx_model_arena_bytes(const hx_model_t* model) { return (size_t)model->max_arena_bytes; }
 size_t hx_model_kernel_count(const hx_model_t* model) { return model->variant->num_kernels; }

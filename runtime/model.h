@@ -32,6 +32,7 @@ struct hx_model {
   int batched;                  /* compiled with --batch */
   uint64_t max_arena_bytes;     /* largest arena of any program */
   uint32_t max_lanes;           /* widest parallel group of any program */
+  char* manifest;               /* ABI 1.3: the inflated manifest, owned; NULL before 1.3 */
 };
 
 /* The program compiled for exactly `batch`, or NULL. */

@@ -8,7 +8,7 @@ full=0
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 pkgs=(build-essential cmake llvm-19-dev libprotobuf-c-dev protobuf-c-compiler libonnx-dev libcjson-dev
-      libcmocka-dev python3 python3-onnx python3-numpy libonnx-testdata)
+      zlib1g-dev libcmocka-dev python3 python3-onnx python3-numpy libonnx-testdata)
 if [ "$full" = 1 ]; then
   pkgs+=(python3-torch python3-torchvision)
   command -v npm >/dev/null 2>&1 || pkgs+=(nodejs npm)

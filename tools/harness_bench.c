@@ -602,7 +602,9 @@ static int direct_open(const char* path, const hx_model_t* model, const io_buffe
   for (size_t i = 0; i < io->nin; ++i) d->bases[HX_BASE_FIRST_IO + i] = io->in[i];
   for (size_t j = 0; j < io->nout; ++j) d->bases[HX_BASE_FIRST_IO + io->nin + j] = io->out[j];
   for (uint32_t k = 0; k < d->num_kernels; ++k) d->ops[k] = "?";
-  d->manifest = h->manifest_json ? cJSON_Parse(h->manifest_json) : NULL;
+  /* The runtime's copy: ABI 1.3 artifacts store the manifest compressed. */
+  const char* manifest = hx_model_manifest_json(model);
+  d->manifest = manifest ? cJSON_Parse(manifest) : NULL;
   cJSON* ks = cJSON_GetObjectItem(d->manifest, "kernels");
   if (cJSON_GetArraySize(ks) == (int)d->num_kernels) {
     for (uint32_t k = 0; k < d->num_kernels; ++k) {

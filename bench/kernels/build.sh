@@ -7,5 +7,5 @@ repo=$(cd "$here/../.." && pwd)
 build=${1:-$repo/build}
 mkdir -p "$build/bin"
 ${CC:-cc} -O2 -std=gnu11 -Wall -Wextra -Wno-unused-parameter -I"$repo/runtime/include" \
-  "$here/kbench.c" -o "$build/bin/kbench" "$build/lib/libharness_static.a" -lpthread -ldl -lm
+  "$here/kbench.c" -o "$build/bin/kbench" "$build/lib/libharness_static.a" -lz -lpthread -ldl -lm
 echo "$build/bin/kbench"

@@ -262,7 +262,7 @@ static void build_artifact(const char* so, int minor, unsigned header_bytes, uns
  * slot outside the arena refused. */
 static void abi_dynamic_output_table(void** state) {
   const char* so = "/tmp/harness-abi12.so";
-  build_artifact(so, 2, (unsigned)sizeof(hx_abi_header), 8);
+  build_artifact(so, 2, HX_ABI_HEADER_BYTES_1_2, 8);
   hx_model_t* m;
   ts_assert_ok(hx_model_load(so, &m));
   assert_int_equal(hx_model_output_is_dynamic(m, 0), 1);
@@ -289,7 +289,7 @@ static void abi_dynamic_output_table(void** state) {
   assert_int_equal(hx_model_output_is_dynamic(m, 0), 0);
   hx_model_free(m);
 
-  build_artifact(so, 2, (unsigned)sizeof(hx_abi_header), 64);
+  build_artifact(so, 2, HX_ABI_HEADER_BYTES_1_2, 64);
   ts_assert_error(hx_model_load(so, &m), HX_STATUS_INCOMPATIBLE, "outside the arena");
   unlink(so);
 }

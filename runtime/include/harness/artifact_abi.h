@@ -24,7 +24,13 @@
  * upper bound that the caller's buffer must have room for; after a run the
  * data is dense in the actual shape at the start of the buffer and the
  * actual dims are in the arena (see hx_abi_dynamic_output). A 1.1 loader
- * ignores the table and sees the upper bound.
+ * ignores the table and sees the upper bound. 1.3 appends the scheduling
+ * manifest compressed with zlib (`manifest_z`, RFC 1950 zlib format: a
+ * header, deflate data and an Adler-32 check) and its sizes; such a header
+ * has `manifest_json` NULL, and the loader inflates the text once at load
+ * (hx_model_manifest_json). A 1.2 loader runs a 1.3 artifact unchanged but
+ * sees no manifest (NULL); the manifest is for tools and humans, never
+ * needed to run.
  *
  * Kernel calling convention: every kernel is
  *     void kernel(void* const* bases, int64_t begin, int64_t end);
@@ -51,7 +57,7 @@ extern "C" {
 
 #define HX_ABI_MAGIC 0x53534e48u /* "HNSS" little-endian */
 #define HX_ABI_VERSION_MAJOR 1
-#define HX_ABI_VERSION_MINOR 2
+#define HX_ABI_VERSION_MINOR 3
 #define HX_ARTIFACT_QUERY_SYMBOL "harness_artifact_query"
 
 /* Indices into the bases table (see above). */
@@ -159,7 +165,8 @@ typedef struct hx_abi_header {
   uint32_t num_bases;   /* HX_BASE_FIRST_IO + num_inputs + num_outputs */
   const char* producer; /* e.g. "harnessc 0.1.0" */
   const char* model_name;
-  const char* manifest_json; /* the scheduling manifest, for tools and humans */
+  const char* manifest_json; /* the scheduling manifest, for tools and humans;
+                              * NULL from 1.3 on when manifest_z holds it */
   uint64_t arena_bytes;
   uint64_t arena_alignment;
   const void* weights;
@@ -183,12 +190,22 @@ typedef struct hx_abi_header {
   const hx_abi_dynamic_output* dynamic_outputs;
   uint32_t num_dynamic_outputs;
   uint32_t reserved3;
+  /* ABI 1.3: the manifest as one zlib stream (compress2 format) of
+   * manifest_z_bytes bytes that inflates to exactly manifest_bytes bytes of
+   * JSON text (no terminating NUL inside the stream). When manifest_z is
+   * non-NULL, manifest_json is NULL; when it is NULL, manifest_json holds
+   * the text as before (and before 1.3: check abi_minor and header_bytes). */
+  const void* manifest_z;
+  uint64_t manifest_z_bytes;
+  uint64_t manifest_bytes;
 } hx_abi_header;
 
 /* sizeof(hx_abi_header) in ABI 1.0, the smallest header a loader accepts. */
 #define HX_ABI_HEADER_BYTES_1_0 112u
 /* sizeof(hx_abi_header) in ABI 1.1 (up to programs). */
 #define HX_ABI_HEADER_BYTES_1_1 128u
+/* sizeof(hx_abi_header) in ABI 1.2 (up to dynamic_outputs). */
+#define HX_ABI_HEADER_BYTES_1_2 144u
 
 typedef const hx_abi_header* (*hx_abi_query_fn)(void);
 
@@ -198,7 +215,7 @@ _Static_assert(sizeof(hx_abi_kernel) == 56, "hx_abi_kernel layout is ABI");
 _Static_assert(sizeof(hx_abi_variant) == 32, "hx_abi_variant layout is ABI");
 _Static_assert(sizeof(hx_abi_program) == 48, "hx_abi_program layout is ABI");
 _Static_assert(sizeof(hx_abi_dynamic_output) == 16, "hx_abi_dynamic_output layout is ABI");
-_Static_assert(sizeof(hx_abi_header) == 144, "hx_abi_header layout is ABI");
+_Static_assert(sizeof(hx_abi_header) == 168, "hx_abi_header layout is ABI");
 #endif
 
 #ifdef __cplusplus

@@ -68,7 +68,9 @@ typedef struct hx_session hx_session_t;
 
 /* Loads an artifact made by harnessc. Refuses artifacts of another ABI major
  * version and artifacts whose code needs CPU features this machine lacks;
- * the message names the missing feature. On success *out_model is owned by
+ * the message names the missing feature. An ABI 1.3 artifact's compressed
+ * manifest is inflated here (the only allocation it costs); a corrupt one is
+ * an HX_STATUS_INCOMPATIBLE error saying what was wrong. On success *out_model is owned by
  * the caller (release with hx_model_free). */
 hx_status_t hx_model_load(const char* path, hx_model_t** out_model);
 void hx_model_free(hx_model_t* model);
@@ -85,6 +87,9 @@ hx_status_t hx_model_find_output(const hx_model_t* model, const char* name, size
 const char* hx_model_name(const hx_model_t* model);
 const char* hx_model_producer(const hx_model_t* model);
 const char* hx_model_target(const hx_model_t* model);      /* chosen code variant */
+/* The scheduling manifest (docs/manifest.md) as JSON text. An ABI 1.3
+ * artifact stores it compressed; hx_model_load inflated it, so this only
+ * lends the text. NULL for a (hand-made) artifact that carries none. */
 const char* hx_model_manifest_json(const hx_model_t* model);
 /* Arena bytes a session needs: the largest of any batch program. */
 size_t hx_model_arena_bytes(const hx_model_t* model);
