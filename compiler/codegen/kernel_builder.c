@@ -585,6 +585,13 @@ void hc_loop_end_rolled(hc_kb* kb, hc_loop* loop) {
   LLVMSetMetadata(br, LLVMGetMDKindIDInContext(c, "llvm.loop", 9), LLVMMetadataAsValue(c, id));
 }
 
+void hc_loop_end_row(hc_kb* kb, hc_loop* loop, int64_t trip) {
+  if (trip < HC_ROW_ROLLED)
+    hc_loop_end_rolled(kb, loop);
+  else
+    hc_loop_end(kb, loop);
+}
+
 LLVMValueRef hc_kb_task_loop_begin(hc_kb* kb, hc_loop* loop) {
   return hc_loop_begin(kb, loop, kb->begin, kb->end, "task");
 }

@@ -47,7 +47,7 @@ static LLVMValueRef ln_row_sum(hc_kb* kb, const hc_value* x, LLVMValueRef px, LL
     v = hc_kb_mul(kb, cdt, v, v);
   }
   LLVMBuildStore(kb->b, hc_kb_reassoc(hc_kb_add(kb, cdt, LLVMBuildLoad2(kb->b, t, acc, ""), v)), acc);
-  hc_loop_end(kb, &l);
+  hc_loop_end_row(kb, &l, len);
   return LLVMBuildLoad2(kb->b, t, acc, "");
 }
 
@@ -424,7 +424,7 @@ static hx_status_t lower_layer_norm(hc_lower_ctx* lc, hc_node* n) {
   v = hc_kb_mul(&kb, cdt, v, load_as(&kb, scale, ps, so, cdt));
   if (bias) v = hc_kb_add(&kb, cdt, v, load_as(&kb, bias, pb, bo, cdt));
   hc_kb_store(&kb, y->dtype, py, xo, hc_kb_convert(&kb, v, cdt, y->dtype));
-  for (int d = z.rank - 1; d >= 0; --d) hc_loop_end(&kb, &loops[d]);
+  for (int d = z.rank - 1; d >= 0; --d) hc_loop_end_row(&kb, &loops[d], z.dims[d]);
   hc_loop_end(&kb, &task);
 
   double bytes = 2.0 * (double)hc_value_nbytes(x) + (double)hc_value_nbytes(y) + (double)hc_value_nbytes(scale) +

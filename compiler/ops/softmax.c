@@ -103,7 +103,7 @@ static void emit_rows(hc_kb* kb, int kind, hx_dtype_t dt, LLVMValueRef px, LLVMV
   } else {
     LLVMBuildStore(kb->b, hc_kb_max(kb, dt, best, x), mx_slot);
   }
-  hc_loop_end(kb, &l);
+  hc_loop_end_row(kb, &l, n);
   LLVMValueRef mx = LLVMBuildLoad2(kb->b, t, mx_slot, "");
   LLVMValueRef idx = LLVMBuildLoad2(kb->b, kb->t_i64, idx_slot, "");
 
@@ -115,7 +115,7 @@ static void emit_rows(hc_kb* kb, int kind, hx_dtype_t dt, LLVMValueRef px, LLVMV
     LLVMValueRef e = exp_of(kb, dt, hc_kb_load(kb, dt, px, i), mx);
     if (keep_exp) hc_kb_store(kb, dt, py, i, e);
     LLVMBuildStore(kb->b, hc_kb_reassoc(hc_kb_add(kb, dt, LLVMBuildLoad2(kb->b, t, sum_slot, ""), e)), sum_slot);
-    hc_loop_end(kb, &l);
+    hc_loop_end_row(kb, &l, n);
     sum = LLVMBuildLoad2(kb->b, t, sum_slot, "");
     if (kind == SM_LOG)
       sum = hc_kb_math(kb, dt, "log", &sum, 1);
@@ -128,7 +128,7 @@ static void emit_rows(hc_kb* kb, int kind, hx_dtype_t dt, LLVMValueRef px, LLVMV
   LLVMValueRef xv = kind == SM_HARD || keep_exp ? NULL : hc_kb_load(kb, dt, px, i);
   LLVMValueRef e = keep_exp ? hc_kb_load(kb, dt, py, i) : NULL;
   hc_kb_store(kb, dt, py, i, sm_result(kb, kind, dt, xv, e, mx, sum, j, idx));
-  hc_loop_end(kb, &l);
+  hc_loop_end_row(kb, &l, n);
   hc_loop_end(kb, &task);
 }
 
