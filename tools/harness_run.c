@@ -33,6 +33,12 @@ static void usage(FILE* out) {
 }
 
 /* Prints shape and the first few values of an output. */
+/* A shape as "2x3", or "a scalar" for rank 0 (a 0-d .npy, an ONNX scalar). */
+static void print_shape(FILE* f, int rank, const int64_t* dims) {
+  if (rank == 0) fprintf(f, "a scalar");
+  for (int d = 0; d < rank; ++d) fprintf(f, "%s%lld", d ? "x" : "", (long long)dims[d]);
+}
+
 static void print_summary(const hx_tensor_info_t* info, const void* data) {
   printf("%s: %s[", info->name, hx_dtype_name(info->dtype));
   for (int d = 0; d < info->rank; ++d) printf("%s%lld", d ? "x" : "", (long long)info->dims[d]);
@@ -221,9 +227,9 @@ int main(int argc, char** argv) {
     for (int d = 0; same && d < info.rank; ++d) same = in[i].dims[d] == info.dims[d];
     if (!same) {
       fprintf(stderr, "error: input '%s' must have shape ", info.name);
-      for (int d = 0; d < info.rank; ++d) fprintf(stderr, "%s%lld", d ? "x" : "", (long long)info.dims[d]);
+      print_shape(stderr, info.rank, info.dims);
       fprintf(stderr, " (the artifact was compiled for it), the file holds ");
-      for (int d = 0; d < in[i].rank; ++d) fprintf(stderr, "%s%lld", d ? "x" : "", (long long)in[i].dims[d]);
+      print_shape(stderr, in[i].rank, in[i].dims);
       fprintf(stderr, "\n");
       rc = 1;
       goto done;

@@ -269,6 +269,57 @@ static hx_status_t inline_branch(hc_graph* g, hc_node* n, hc_graph* body) {
   return st;
 }
 
+/* Collects into names[] (at most cap, deduplicated) the run-time inputs of g
+ * (graph inputs, or values captured from an enclosing graph) that value v is
+ * computed from. `seen` has g->num_values entries. */
+static void runtime_sources(const hc_graph* g, const hc_value* v, bool* seen, const char** names, int* count, int cap) {
+  if (!v || v->id < 0 || v->id >= g->num_values || g->values[v->id] != v || seen[v->id]) return;
+  seen[v->id] = true;
+  if (v->kind == HC_VALUE_INPUT) {
+    if (*count < cap) names[(*count)++] = v->name;
+    return;
+  }
+  if (v->kind == HC_VALUE_CONST || !v->producer) return;
+  for (int i = 0; i < v->producer->num_inputs; ++i) runtime_sources(g, v->producer->inputs[i], seen, names, count, cap);
+}
+
+/* Adds to a failed branch's status what the user can do about it: the
+ * condition is computed at run time, so both branches are compiled for the
+ * compiled shapes, and a branch that is only valid for other shapes (Silero
+ * VAD's 8 kHz branch for a 16 kHz chunk...) fails although it would never be
+ * taken; freezing the inputs the condition comes from compiles only the
+ * branch taken. The model is valid (a run-time engine never runs that
+ * branch), so this is reported as unsupported, which harness-test takes as
+ * its cue to freeze integer inputs. */
+static hx_status_t if_branch_failed(const hc_graph* g, const hc_node* n, hx_status_t s) {
+  if (hx_status_code(s) == HX_STATUS_OUT_OF_MEMORY) return s;
+  enum { CAP = 4 };
+  const char* names[CAP];
+  int count = 0;
+  bool* seen = calloc((size_t)(g->num_values ? g->num_values : 1), 1);
+  if (seen) runtime_sources(g, n->inputs[0], seen, names, &count, CAP);
+  free(seen);
+  char list[256] = "";
+  size_t len = 0;
+  for (int i = 0; i < count && len < sizeof list; ++i)
+    len += (size_t)snprintf(list + len, sizeof list - len, "%s'%s'", i ? ", " : "", names[i]);
+  hx_status_t e;
+  if (count)
+    e = hx_status_make(HX_STATUS_UNSUPPORTED,
+                       "%s; the If condition ('%s') is computed at run time from input%s %s, so Harness compiles both "
+                       "branches for the compiled shapes: if this branch is never taken with them, freeze %s with "
+                       "--constant %s=FILE.pb so only the branch taken is compiled",
+                       hx_status_message(s), n->inputs[0]->name, count > 1 ? "s" : "", list,
+                       count > 1 ? "those inputs" : "it", count > 1 ? "NAME" : names[0]);
+  else
+    e = hx_status_make(HX_STATUS_UNSUPPORTED,
+                       "%s; the If condition ('%s') is computed at run time, so Harness compiles both branches for the "
+                       "compiled shapes",
+                       hx_status_message(s), n->inputs[0]->name);
+  hx_status_free(s);
+  return e;
+}
+
 static hx_status_t infer_if(hc_graph* g, hc_node* n) {
   if (n->num_inputs - n->num_captures != 1)
     return hc_node_error(n, HX_STATUS_INVALID_ARGUMENT, "expected 1 input (cond), got %d", n->num_inputs - n->num_captures);
@@ -290,7 +341,8 @@ static hx_status_t infer_if(hc_graph* g, hc_node* n) {
   cf_state* st = new_state(g, CF_IF, 2);
   if (!st) return OOM();
   for (int b = 0; b < 2; ++b) {
-    HX_RETURN_IF_ERROR(cf_infer_body(g, n, br[b], names[b]));
+    hx_status_t s = cf_infer_body(g, n, br[b], names[b]);
+    if (s != HX_OK) return if_branch_failed(g, n, s);
     st->bodies[b] = br[b];
   }
   for (int k = 0; k < n->num_outputs; ++k) {

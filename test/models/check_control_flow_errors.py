@@ -48,6 +48,20 @@ def cases():
         [helper.make_node('If', ['c'], ['y'], then_branch=t, else_branch=e)], 'g',
         [vi('c', BOOL, []), vi('a', F32, [2]), vi('b', F32, [3])], [vi('y', F32, None)])),
         ['"If_0" (If', 'output 0 has shape 2 in then_branch but 3 in else_branch'])
+    # A branch that is only valid for other input shapes, under a condition
+    # computed from an integer input (Silero VAD's sample-rate If: its 8 kHz
+    # branch cannot run a 16 kHz chunk): the message names the input to freeze.
+    t = helper.make_graph([helper.make_node('MatMul', ['x', 'w16'], ['tv'])], 't', [], [vi('tv', F32, None)])
+    e = helper.make_graph([helper.make_node('MatMul', ['x', 'w8'], ['ev'])], 'e', [], [vi('ev', F32, None)])
+    c['if_branch_invalid_for_shapes'] = (model(helper.make_graph(
+        [helper.make_node('Constant', [], ['k16'], value=numpy_helper.from_array(np.array(16000, np.int64))),
+         helper.make_node('Equal', ['sr', 'k16'], ['is16']),
+         helper.make_node('If', ['is16'], ['y'], then_branch=t, else_branch=e)], 'g',
+        [vi('sr', I64, []), vi('x', F32, [1, 6])], [vi('y', F32, None)],
+        [numpy_helper.from_array(np.ones((6, 2), np.float32), 'w16'),
+         numpy_helper.from_array(np.ones((3, 2), np.float32), 'w8')])),
+        ['"If_2" (If', "subgraph 'else_branch'", '(MatMul', "the If condition ('is16') is computed at run time from "
+         "input 'sr'", '--constant sr=FILE.pb'])
     # Scan outputs of a Loop whose trip count is a run-time input.
     body = loop_body([helper.make_node('Identity', ['cond_in'], ['cond_out']),
                       helper.make_node('Identity', ['x_in'], ['x_out']),

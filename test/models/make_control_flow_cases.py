@@ -485,12 +485,31 @@ def case_loop_specialised_init(out):
     write(out, 'cf_loop_specialised_initializer', g, 13, [([np.array(4, np.int64), np.ones((1, 3), np.float32)], [acc])])
 
 
+def case_if_sample_rate(out):
+    # A run-time condition from an integer input whose else branch cannot run
+    # with the compiled shapes (Silero VAD's 8 kHz branch under a 16 kHz
+    # chunk): Harness refuses it naming the input, and harness-test then
+    # freezes sr from the data set, which compiles only the branch taken.
+    then_g = helper.make_graph([helper.make_node('MatMul', ['x', 'w16'], ['tv'])], 'then_g', [], [vi('tv', F32, None)])
+    else_g = helper.make_graph([helper.make_node('MatMul', ['x', 'w8'], ['ev'])], 'else_g', [], [vi('ev', F32, None)])
+    rng = np.random.default_rng(7)
+    w16 = rng.standard_normal((6, 2)).astype(np.float32)
+    w8 = rng.standard_normal((3, 2)).astype(np.float32)
+    g = helper.make_graph([const('k16', np.array(16000, np.int64)),
+                           helper.make_node('Equal', ['sr', 'k16'], ['is16']),
+                           helper.make_node('If', ['is16'], ['y'], then_branch=then_g, else_branch=else_g)],
+                          'if_sample_rate', [vi('sr', I64, []), vi('x', F32, [1, 6])], [vi('y', F32, [1, 2])],
+                          [numpy_helper.from_array(w16, 'w16'), numpy_helper.from_array(w8, 'w8')])
+    x = rng.standard_normal((1, 6)).astype(np.float32)
+    write(out, 'cf_if_sample_rate', g, 13, [([np.array(16000, np.int64), x], [x @ w16])])
+
+
 def main():
     out = casekit.out_dir(__doc__)
     for f in (case_if_runtime, case_if_outer_outputs, case_if_const, case_if_in_loop, case_loop_early_exit,
               case_loop_swap, case_loop_while, case_loop_const_body, case_loop_specialised, case_nested_loops,
               case_scan_axes, case_scan8, case_all_const, case_bool_if, case_scan_rnn, case_cf_in_if,
-              case_loop_specialised_init):
+              case_loop_specialised_init, case_if_sample_rate):
         f(out)
     print('wrote %d cases to %s' % (len(os.listdir(out)), out))
 

@@ -162,6 +162,22 @@ static void harness_run_end_to_end(void** state) {
   /* The .npy output reads back as an input. */
   assert_int_equal(run("harness-run", "/tmp/harness-run.so --input x=/tmp/harness-run-out/output_0.npy --print"), 0);
   assert_output_has("y: float32[2x3] = [1, 0, 6, 3, 0, 9]");
+  /* A file of another shape, a scalar (0-d .npy) included, is refused naming both shapes. */
+  FILE* f = fopen("/tmp/harness-run-scalar.npy", "wb");
+  assert_non_null(f);
+  char hdr[64];
+  int n = snprintf(hdr, sizeof hdr, "{'descr': '<f4', 'fortran_order': False, 'shape': (), }");
+  while ((10 + n + 1) % 64) hdr[n++] = ' ';
+  hdr[n++] = '\n';
+  const unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)n, 0};
+  const float one = 1.0f;
+  fwrite(pre, 1, sizeof pre, f);
+  fwrite(hdr, 1, (size_t)n, f);
+  fwrite(&one, sizeof one, 1, f);
+  fclose(f);
+  assert_int_equal(run("harness-run", "/tmp/harness-run.so --input x=/tmp/harness-run-scalar.npy"), 1);
+  assert_output_has("input 'x' must have shape 2x3 (the artifact was compiled for it), the file holds a scalar");
+  unlink("/tmp/harness-run-scalar.npy");
   assert_int_equal(run("harness-run", "/tmp/harness-run.so"), 2);
   assert_output_has("input 0 ('x') not given");
   assert_int_equal(run("harness-run", "/tmp/harness-run.so --input x=%s", ts_model("not_onnx.onnx")), 1);
