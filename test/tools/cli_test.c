@@ -108,6 +108,23 @@ static void harnessc_is_deterministic(void** state) {
   unlink("/tmp/harness-det2.so");
 }
 
+/* A shared object's weights come from their own object (blob_object.c),
+ * joined by the linker: harness_weights is a local read-only symbol of the
+ * artifact with exactly the weights' size (the size `harnessc -v` reports,
+ * which bench/precision reads back with nm), and the artifact runs. */
+static void harnessc_weights_object(void** state) {
+  assert_int_equal(run("harnessc", "-v %s -o /tmp/harness-wobj.so", ts_model("fold_dce.onnx")), 0);
+  const char* w = strstr(g_out, "weights ");
+  assert_non_null(w);
+  unsigned long long bytes = strtoull(w + 8, NULL, 10);
+  assert_true(bytes > 0);
+  assert_int_equal(ts_run("nm -S /tmp/harness-wobj.so", g_out, sizeof g_out), 0);
+  char want[96];
+  snprintf(want, sizeof want, "%016llx r harness_weights", bytes);
+  assert_output_has(want);
+  unlink("/tmp/harness-wobj.so");
+}
+
 /* Counts the occurrences of `needle` in g_out. */
 static int count_in_output(const char* needle) {
   int n = 0;
@@ -214,6 +231,7 @@ int main(void) {
       cmocka_unit_test(harnessc_check_reports_everything), cmocka_unit_test(harness_run_end_to_end),
       cmocka_unit_test(harness_test_counts),       cmocka_unit_test(harnessc_shares_kernel_bodies),
       cmocka_unit_test(harnessc_shares_phase_bodies), cmocka_unit_test(tools_open_artifact_in_current_directory),
+      cmocka_unit_test(harnessc_weights_object),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
