@@ -326,7 +326,8 @@ def main():
     conv_case(root, "conv_repack_s2_dil", (1, 3, 20, 21), (4, 3, 3, 3), strides=[2, 2], dil=[2, 2], pads=[2, 2, 2, 2])
     conv_case(root, "conv_repack_1d_s2", (2, 4, 50), (5, 4, 3), strides=[2], pads=[1, 1])
     # Dilated kernels wider than the plane (DeepLabV3's atrous rates): taps that
-    # only read padding are trimmed (canonicalize), down to a 1x1 GEMM
+    # only read padding are trimmed (canonicalize), down to a 1x1 GEMM; the
+    # channels kernel takes dilated rows as wide as half the output
     conv_case(root, "conv_dil_taps_only_center", (1, 8, 9, 9), (16, 8, 3, 3), dil=[12, 12], pads=[12] * 4,
               const_weights=True)
     conv_case(root, "conv_dil_taps_trim_front_1d", (2, 3, 20), (5, 3, 5), dil=[6], pads=[20, 4], const_weights=True)
@@ -334,6 +335,8 @@ def main():
               const_weights=True)
     conv_case(root, "conv_dil_taps_trim_strided_3d", (1, 2, 4, 6, 5), (3, 2, 3, 3, 2), strides=[2, 1, 2],
               dil=[5, 4, 6], pads=[5, 4, 0, 5, 4, 6], const_weights=True)
+    conv_case(root, "conv_dil_channels_wide_plane", (1, 16, 30, 31), (32, 16, 3, 3), dil=[12, 12], pads=[12] * 4,
+              const_weights=True, unit_fan_in=True)
     # Winograd F(2x2,3x3) and F(4x4,3x3) with the weights as an input
     # (transformed by a "wino*_w" kernel at run time). Winograd's error is a
     # small multiple of the direct kernels' (about 1e-6 of the output's scale
