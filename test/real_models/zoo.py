@@ -27,10 +27,12 @@ python3-torchvision 0.14 and onnxruntime-node from test/reference.
 The detection models (kind "det") export but do not compile: their
 post-processing computes shapes from NonZero/NonMaxSuppression results
 (docs/shapes.md), which an ahead-of-time compiler with static shapes
-refuses with an error naming the node. The whole list takes about 25
-minutes on two cores when the exports exist (the first export adds about
-5); it is not part of CI (CTest real_models_zoo_small runs seven small
-models). Exits non-zero if any model fails.
+refuses with an error naming the node. The whole list takes about 6
+minutes on two cores with --bench once the exports exist (exporting them
+first takes about 5 more); it is not part of CI (CTest
+real_models_zoo_small runs seven small models in about 35 s). Results and
+the bugs the sweep found: docs/testing.md. Exits non-zero if any model
+fails.
 """
 import argparse
 import json
