@@ -1,18 +1,150 @@
 /* Canonicalisation: removes no-op nodes so later passes see one form.
  * Identity and inference-mode Dropout forward their input; graph outputs
  * keep their names (hc_graph.output_names) and finalize-outputs gives them a
- * buffer of their own where needed. */
+ * buffer of their own where needed. A Conv whose outer kernel taps only ever
+ * read padding loses them (trim_conv_taps). */
+#include <stdio.h>
 #include <string.h>
 
 #include "compiler/ops/op.h"
+#include "compiler/ops/sliding_window.h"
 #include "passes/pass.h"
+
+extern const hc_op_desc hc_op_conv;
+
+/* ---- Conv taps that never meet the input -----------------------------------
+ * A dilated convolution on a plane smaller than its dilation (DeepLabV3's
+ * atrous pyramid: rates 12, 24, 36 on 33x33 or 14x14 features) has taps
+ * whose every read, for every output position, falls in the zero padding.
+ * They add nothing, yet the kernels multiply them (over a padded image as
+ * wide as the padding). Along each spatial axis the dead taps at either end
+ * are dropped: kernel k -> hi - lo + 1 taps, pads pb - lo*d and
+ * pe - (k-1-hi)*d (the padded span, hence the output size and every read
+ * position, stay the same), the weights sliced to the kept taps. A kernel
+ * left with one tap on an axis needs no dilation there, so rate 36 on 33x33
+ * becomes a 1x1 convolution (a GEMM). The result is exact: only products
+ * with zeros are removed. */
+
+/* Whether tap k (dilation d) of an axis reads the input at some output
+ * position o in [0, out): o*s + k*d - pb in [0, in). */
+static bool tap_meets_input(int64_t k, int64_t in, int64_t out, int64_t s, int64_t d, int64_t pb) {
+  int64_t first = pb - k * d; /* o*s must lie in [first, first + in - 1] and [0, (out - 1) * s] */
+  int64_t lo = first > 0 ? first : 0, hi = first + in - 1;
+  if (hi > (out - 1) * s) hi = (out - 1) * s;
+  if (lo > hi) return false;
+  int64_t o = (lo + s - 1) / s; /* the first multiple of s at or above lo */
+  return o * s <= hi;
+}
+
+static hx_status_t set_ints_attr(hc_graph* g, hc_attr* a, const char* name, const int64_t* v, int n) {
+  int64_t* copy = hc_arena_memdup(&g->arena, v, sizeof(int64_t) * (size_t)n);
+  if (!copy) return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory trimming a Conv");
+  memset(a, 0, sizeof *a);
+  a->name = name;
+  a->type = HC_ATTR_INTS;
+  a->n = n;
+  a->ints = copy;
+  return HX_OK;
+}
+
+static hx_status_t trim_conv_taps(hc_graph* g, hc_node* n, bool* out_done) {
+  *out_done = false;
+  if (n->op != &hc_op_conv || n->num_inputs < 2 || n->num_outputs != 1) return HX_OK;
+  const hc_value *x = n->inputs[0], *w = n->inputs[1];
+  if (!x || !w || w->kind != HC_VALUE_CONST || !w->data || x->rank < 3 || w->rank != x->rank ||
+      x->rank - 2 > HC_MAX_RANK - 2)
+    return HX_OK;
+  int nd = x->rank - 2;
+  int64_t k[HC_MAX_RANK], s[HC_MAX_RANK], d[HC_MAX_RANK], pb[HC_MAX_RANK], pe[HC_MAX_RANK], out[HC_MAX_RANK];
+  for (int i = 0; i < nd; ++i) k[i] = w->dims[2 + i];
+  hx_status_t st = hc_sliding_window_geometry(n, nd, x->dims + 2, k, false, s, d, pb, pe, out);
+  if (st != HX_OK) { /* shape inference accepted the node; leave it as it is */
+    hx_status_free(st);
+    return HX_OK;
+  }
+  int64_t lo[HC_MAX_RANK], hi[HC_MAX_RANK];
+  bool trims = false;
+  for (int i = 0; i < nd; ++i) {
+    if (out[i] <= 0) return HX_OK;
+    int64_t a = 0, b = k[i] - 1;
+    while (a < k[i] && !tap_meets_input(a, x->dims[2 + i], out[i], s[i], d[i], pb[i])) ++a;
+    if (a == k[i]) return HX_OK; /* nothing meets the input: the output is the bias; rare, left alone */
+    while (!tap_meets_input(b, x->dims[2 + i], out[i], s[i], d[i], pb[i])) --b;
+    /* Pads stay non-negative: at most pb/d taps off the front, pe/d off the back. */
+    if (a > pb[i] / d[i]) a = pb[i] / d[i];
+    if (b < k[i] - 1 - pe[i] / d[i]) b = k[i] - 1 - pe[i] / d[i];
+    lo[i] = a;
+    hi[i] = b;
+    trims |= a > 0 || b < k[i] - 1;
+  }
+  if (!trims) return HX_OK;
+
+  /* The kept taps' weights: W[:, :, lo0..hi0, lo1..hi1, ...]. */
+  int64_t dims[HC_MAX_RANK], kept = 1, taps = 1;
+  dims[0] = w->dims[0];
+  dims[1] = w->dims[1];
+  for (int i = 0; i < nd; ++i) {
+    dims[2 + i] = hi[i] - lo[i] + 1;
+    kept *= dims[2 + i];
+    taps *= k[i];
+  }
+  char name[512];
+  snprintf(name, sizeof name, "%s:trimmed", w->name);
+  hc_value* nw;
+  HX_RETURN_IF_ERROR(hc_graph_add_value(g, name, w->dtype, w->rank, dims, &nw));
+  size_t es = hx_dtype_size(w->dtype);
+  unsigned char* dst = hc_graph_alloc_data(g, hc_value_nbytes(nw));
+  if (!dst) return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory trimming Conv '%s'", n->name);
+  const unsigned char* src = w->data;
+  int64_t filters = w->dims[0] * w->dims[1];
+  for (int64_t f = 0; f < filters; ++f)
+    for (int64_t t = 0; t < kept; ++t) {
+      /* t -> kept tap coordinates -> index among all taps */
+      int64_t rem = t, idx = 0;
+      int64_t c[HC_MAX_RANK];
+      for (int i = nd - 1; i >= 0; --i) {
+        c[i] = rem % dims[2 + i] + lo[i];
+        rem /= dims[2 + i];
+      }
+      for (int i = 0; i < nd; ++i) idx = idx * k[i] + c[i];
+      memcpy(dst + (size_t)(f * kept + t) * es, src + (size_t)(f * taps + idx) * es, es);
+    }
+  nw->kind = HC_VALUE_CONST;
+  nw->data = dst;
+
+  /* Attributes: explicit kernel_shape, pads and dilations (auto_pad
+   * resolved), the others as they were. */
+  int64_t kk[HC_MAX_RANK], pads[2 * HC_MAX_RANK], dil[HC_MAX_RANK];
+  for (int i = 0; i < nd; ++i) {
+    kk[i] = dims[2 + i];
+    pads[i] = pb[i] - lo[i] * d[i];
+    pads[nd + i] = pe[i] - (k[i] - 1 - hi[i]) * d[i];
+    dil[i] = kk[i] == 1 ? 1 : d[i];
+  }
+  hc_attr* attrs = hc_arena_alloc(&g->arena, sizeof(hc_attr) * (size_t)(n->num_attrs + 3));
+  if (!attrs) return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory trimming Conv '%s'", n->name);
+  int na = 0;
+  for (int j = 0; j < n->num_attrs; ++j) {
+    const char* an = n->attrs[j].name;
+    if (strcmp(an, "kernel_shape") && strcmp(an, "pads") && strcmp(an, "dilations") && strcmp(an, "auto_pad"))
+      attrs[na++] = n->attrs[j];
+  }
+  HX_RETURN_IF_ERROR(set_ints_attr(g, &attrs[na++], "kernel_shape", kk, nd));
+  HX_RETURN_IF_ERROR(set_ints_attr(g, &attrs[na++], "pads", pads, 2 * nd));
+  HX_RETURN_IF_ERROR(set_ints_attr(g, &attrs[na++], "dilations", dil, nd));
+  n->attrs = attrs;
+  n->num_attrs = na;
+  n->inputs[1] = nw;
+  *out_done = true;
+  return HX_OK;
+}
 
 static bool is_forwarding(const hc_node* n) {
   return !strcmp(n->domain, "") && (!strcmp(n->op_type, "Identity") || !strcmp(n->op_type, "Dropout"));
 }
 
 static hx_status_t run_canonicalize(hc_pass_ctx* ctx, hc_graph* g) {
-  int removed = 0;
+  int removed = 0, trimmed = 0;
   for (int i = 0; i < g->num_nodes; ++i) {
     hc_node* n = g->nodes[i];
     if (n->dead || !is_forwarding(n) || !n->outputs[0] || !n->inputs[0]) continue;
@@ -21,9 +153,18 @@ static hx_status_t run_canonicalize(hc_pass_ctx* ctx, hc_graph* g) {
     n->dead = true;
     ++removed;
   }
-  if (ctx->verbose && ctx->log) fprintf(ctx->log, "canonicalize: removed %d no-op nodes\n", removed);
+  for (int i = 0; i < g->num_nodes; ++i) {
+    bool done;
+    if (g->nodes[i]->dead) continue;
+    HX_RETURN_IF_ERROR(trim_conv_taps(g, g->nodes[i], &done));
+    trimmed += done;
+  }
+  if (ctx->verbose && ctx->log)
+    fprintf(ctx->log, "canonicalize: removed %d no-op nodes, trimmed %d Conv kernels\n", removed, trimmed);
   hc_graph_compact(g);
   return HX_OK;
 }
 
-const hc_pass hc_pass_canonicalize = {"canonicalize", "remove Identity and inference-mode Dropout", run_canonicalize};
+const hc_pass hc_pass_canonicalize = {"canonicalize",
+                                      "remove Identity and inference-mode Dropout, trim Conv taps that only read padding",
+                                      run_canonicalize};

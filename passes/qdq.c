@@ -397,8 +397,86 @@ static hx_status_t rewrite_gemm(hc_graph* g, hc_node* gemm, bool* done) {
   return HX_OK;
 }
 
+/* ---- exporters' spellings of constants ------------------------------------
+ * The pass runs before shape inference, which is what turns Constant nodes
+ * and constant subgraphs into constants. PyTorch's exporter (quantized
+ * torchvision models through torch.onnx) writes every scale, zero point and
+ * weight as a Constant node, a bias's zero point as
+ * Cast(ConstantOfShape([n], value = 0), to = int32), and a Cast back to the
+ * 8-bit type it already has between each QuantizeLinear and the
+ * DequantizeLinear after it:
+ *
+ *   Q(x, s, z) -> Cast(to = uint8) -> DQ(., s, z)
+ *
+ * prepare() evaluates the inputs of every QuantizeLinear and
+ * DequantizeLinear that are small constant subgraphs (as shape inference
+ * would, through the same folding) and lets a DequantizeLinear read a
+ * QuantizeLinear's output past such a no-op Cast; the Cast, if nothing else
+ * reads it, is left to DCE. */
+
+/* Evaluates v when it is computed from constants only, at most `depth`
+ * nodes deep; true when v is then a constant. A node that cannot be
+ * evaluated here is left untouched for shape inference (and its error). */
+static bool fold_to_const(hc_pass_ctx* ctx, hc_graph* g, hc_value* v, int depth) {
+  if (v->kind == HC_VALUE_CONST) return true;
+  hc_node* p = v->producer;
+  if (v->kind != HC_VALUE_INTERMEDIATE || !p || p->dead || !p->op || p->domain[0] || depth <= 0 ||
+      (p->op->flags & HC_OP_NO_FOLD) || !strcmp(p->op_type, "If") || !strcmp(p->op_type, "Loop") ||
+      !strcmp(p->op_type, "Scan"))
+    return false;
+  for (int i = 0; i < p->num_inputs; ++i)
+    if (p->inputs[i] && !fold_to_const(ctx, g, p->inputs[i], depth - 1)) return false;
+  hx_status_t st = p->op->infer(g, p);
+  if (st != HX_OK) {
+    hx_status_free(st);
+    return false;
+  }
+  bool all_const = true; /* Constant, Shape: infer made the outputs constants */
+  for (int j = 0; j < p->num_outputs; ++j)
+    if (p->outputs[j] && p->outputs[j]->kind != HC_VALUE_CONST) all_const = false;
+  if (all_const) {
+    p->dead = true;
+    return true;
+  }
+  bool folded = false;
+  st = hc_try_fold_node(ctx, g, p, &folded);
+  if (st != HX_OK) {
+    hx_status_free(st);
+    return false;
+  }
+  return folded && v->kind == HC_VALUE_CONST;
+}
+
+/* The element type a QuantizeLinear produces: its zero point's, else
+ * output_dtype (opset 21+), else uint8. */
+static hx_dtype_t q_output_type(const hc_node* q) {
+  const hc_value* zp = hc_input(q, 2);
+  if (zp && zp->dtype != HX_DTYPE_UNDEFINED) return zp->dtype;
+  int64_t od = hc_attr_int(q, "output_dtype", 0);
+  return od ? (hx_dtype_t)od : HX_DTYPE_UINT8;
+}
+
+static void prepare(hc_pass_ctx* ctx, hc_graph* g) {
+  int count = g->num_nodes;
+  for (int i = 0; i < count; ++i) {
+    hc_node* n = g->nodes[i];
+    bool dq = is_op(n, "DequantizeLinear");
+    if (!dq && !is_op(n, "QuantizeLinear")) continue;
+    for (int j = dq ? 0 : 1; j < n->num_inputs; ++j)
+      if (n->inputs[j]) fold_to_const(ctx, g, n->inputs[j], 6);
+  }
+  for (int i = 0; i < count; ++i) {
+    hc_node* n = g->nodes[i];
+    if (!is_op(n, "DequantizeLinear") || n->num_inputs < 1) continue;
+    hc_node* cast = producer_is(n->inputs[0], "Cast");
+    hc_node* q = cast && cast->num_inputs == 1 ? producer_is(cast->inputs[0], "QuantizeLinear") : NULL;
+    if (q && hc_attr_int(cast, "to", 0) == (int64_t)q_output_type(q)) n->inputs[0] = cast->inputs[0];
+  }
+}
+
 static hx_status_t run_qdq(hc_pass_ctx* ctx, hc_graph* g) {
   int convs = 0, matmuls = 0, gemms = 0, seen = 0;
+  prepare(ctx, g);
   int count = g->num_nodes; /* nodes added here are not candidates */
   for (int i = 0; i < count; ++i) {
     hc_node* n = g->nodes[i];
@@ -418,8 +496,8 @@ static hx_status_t run_qdq(hc_pass_ctx* ctx, hc_graph* g) {
       gemms += done;
     }
   }
+  hc_graph_compact(g); /* the nodes prepare() evaluated, and the rewritten ones */
   if (convs + matmuls + gemms == 0) return HX_OK;
-  hc_graph_compact(g);
   HX_RETURN_IF_ERROR(hc_graph_sort(g));
   if (ctx->verbose && ctx->log)
     fprintf(ctx->log, "qdq: %d Conv -> QLinearConv, %d MatMul -> QLinearMatMul, %d Gemm -> QLinearConv (%d left float)\n",

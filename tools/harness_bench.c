@@ -47,6 +47,7 @@
 
 #include "harness/artifact_abi.h"
 #include "harness/harness.h"
+#include "tools/common/artifact_dlopen.h"
 #include "tools/common/tensor_file.h"
 
 #include "runtime/arena_memory.h" /* the arena memory a session uses */
@@ -570,7 +571,7 @@ typedef struct direct_model {
 static int direct_open(const char* path, const hx_model_t* model, const io_buffers* io, bool need_arena,
                        direct_model* d) {
   memset(d, 0, sizeof(*d));
-  d->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  d->handle = hx_tool_dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (!d->handle) return fprintf(stderr, "error: dlopen: %s\n", dlerror()), 1;
   hx_abi_query_fn query = (hx_abi_query_fn)dlsym(d->handle, HX_ARTIFACT_QUERY_SYMBOL);
   if (!query) return fprintf(stderr, "error: %s exports no %s\n", path, HX_ARTIFACT_QUERY_SYMBOL), 1;

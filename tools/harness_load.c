@@ -27,6 +27,7 @@
 
 #include "harness/harness.h"
 #include "harness/serving.h"
+#include "tools/common/artifact_dlopen.h"
 
 static void usage(FILE* out) {
   fprintf(out,
@@ -214,7 +215,7 @@ static int configure_synthetic(const char* model_path, const char* spec) {
     fprintf(stderr, "error: --synthetic expects BASE_US,PER_SAMPLE_US[,spin|sleep], got '%s'\n", spec);
     return 2;
   }
-  void* h = dlopen(model_path, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+  void* h = hx_tool_dlopen(model_path, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
   void (*fn)(long, long, int) = h ? (void (*)(long, long, int))dlsym(h, "harness_synthetic_configure") : NULL;
   if (!fn) {
     fprintf(stderr, "error: --synthetic: '%s' is not the synthetic artifact\n", model_path);

@@ -11,6 +11,7 @@
 
 #include "harness/artifact_abi.h"
 #include "harness/harness.h"
+#include "tools/common/artifact_dlopen.h"
 #include "tools/common/tensor_file.h"
 
 static void usage(FILE* out) {
@@ -68,7 +69,7 @@ static void print_summary(const hx_tensor_info_t* info, const void* data) {
 static void print_variants(const char* path, const hx_model_t* model) {
   const char* chosen = hx_model_target(model);
   fprintf(stderr, "harness-run: %s: variant %s chosen for this CPU", path, chosen);
-  void* so = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
+  void* so = hx_tool_dlopen(path, RTLD_NOW | RTLD_NOLOAD);
   hx_abi_query_fn q = so ? (hx_abi_query_fn)dlsym(so, HX_ARTIFACT_QUERY_SYMBOL) : NULL;
   const hx_abi_header* h = q ? q() : NULL;
   if (h && h->num_variants > 1) {

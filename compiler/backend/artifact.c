@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "compiler/backend/blob_object.h"
 #include "compiler/backend/link.h"
 #include "compiler/backend/manifest.h"
 #include "compiler/backend/memplan.h"
@@ -303,18 +304,52 @@ static void assign_kernel_groups(hc_lower_ctx* lc, const hc_program* p) {
   }
 }
 
+/* Every program's weights at their planned offsets, written through
+ * `write` (into a buffer, or straight into the weights object's file). A
+ * constant several programs share (share_weights) is written once. */
+typedef struct weights_src {
+  const hc_program* progs;
+  int n;
+  uint64_t bytes;
+} weights_src;
+
+static hx_status_t fill_weights(void* ctx, hc_blob_write_fn write, void* sink) {
+  const weights_src* w = ctx;
+  /* One bit per 64-byte block: whether a constant starting there is written. */
+  size_t nblocks = (size_t)(w->bytes / 64 + 1);
+  unsigned char* written = calloc((nblocks + 7) / 8, 1);
+  if (!written) return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory writing the weights");
+  hx_status_t st = HX_OK;
+  for (int p = 0; p < w->n && st == HX_OK; ++p) {
+    const hc_graph* g = w->progs[p].g;
+    for (int i = 0; i < g->num_values && st == HX_OK; ++i) {
+      const hc_value* v = g->values[i];
+      if (v->kind != HC_VALUE_CONST || v->storage.base != HX_BASE_WEIGHTS) continue;
+      size_t nb = hc_value_nbytes(v);
+      size_t blk = (size_t)(v->storage.offset / 64);
+      if (!nb || (written[blk / 8] & (1u << (blk % 8)))) continue;
+      written[blk / 8] |= (unsigned char)(1u << (blk % 8));
+      st = write(sink, v->storage.offset, v->data, nb);
+    }
+  }
+  free(written);
+  return st;
+}
+
+static hx_status_t buffer_write(void* sink, uint64_t offset, const void* data, uint64_t size) {
+  memcpy((unsigned char*)sink + offset, data, size);
+  return HX_OK;
+}
+
 /* Packs every program's weights at their planned offsets into one buffer. */
 static hx_status_t pack_weights(const hc_program* progs, int n, uint64_t bytes, unsigned char** out) {
   unsigned char* buf = calloc(1, bytes ? bytes : 1);
   if (!buf) return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "cannot allocate %llu bytes of weights", (unsigned long long)bytes);
-  for (int p = 0; p < n; ++p) {
-    const hc_graph* g = progs[p].g;
-    for (int i = 0; i < g->num_values; ++i) {
-      const hc_value* v = g->values[i];
-      if (v->kind != HC_VALUE_CONST || v->storage.base != HX_BASE_WEIGHTS) continue;
-      size_t nb = hc_value_nbytes(v);
-      if (nb) memcpy(buf + v->storage.offset, v->data, nb);
-    }
+  weights_src src = {progs, n, bytes};
+  hx_status_t st = fill_weights(&src, buffer_write, buf);
+  if (st != HX_OK) {
+    free(buf);
+    return st;
   }
   *out = buf;
   return HX_OK;
@@ -400,7 +435,8 @@ hx_status_t hc_emit_variants(hc_program* progs, int num_programs, int num_varian
   unsigned char* manifest_z = NULL;
   unsigned char* wbuf = NULL;
   char tmp_obj[] = "/tmp/harnessc-XXXXXX.o";
-  bool tmp_made = false;
+  char tmp_blob[] = "/tmp/harnessc-weights-XXXXXX.o";
+  bool tmp_made = false, blob_made = false;
 
   st = hc_target_machine(tgt, opts->opt_level, &tm);
   if (st != HX_OK) goto done;
@@ -498,17 +534,22 @@ hx_status_t hc_emit_variants(hc_program* progs, int num_programs, int num_varian
     goto done;
   }
 
-  st = pack_weights(progs, total, weights_bytes, &wbuf);
-  if (st != HX_OK) goto done;
-  LLVMSetInitializer(weights, LLVMConstStringInContext2(c, (const char*)wbuf, weights_bytes ? weights_bytes : 1, 1));
-  LLVMSetLinkage(weights, LLVMInternalLinkage);
-  free(wbuf);
-  wbuf = NULL;
-
   if (opts->kind == HC_EMIT_OBJ) {
+    /* One self-contained object: the weights are an LLVM constant. */
+    st = pack_weights(progs, total, weights_bytes, &wbuf);
+    if (st != HX_OK) goto done;
+    LLVMSetInitializer(weights, LLVMConstStringInContext2(c, (const char*)wbuf, weights_bytes ? weights_bytes : 1, 1));
+    LLVMSetLinkage(weights, LLVMInternalLinkage);
+    free(wbuf);
+    wbuf = NULL;
     st = emit_to_file(tm, mod, opts->output_path, LLVMObjectFile);
     goto done;
   }
+  /* A shared object: the code's object refers to the weights as a hidden
+   * symbol that a second object, written straight from the graphs
+   * (blob_object.c), defines; the linker joins them. LLVM never holds the
+   * weights, so the compile needs no copies of them beyond the graphs'. */
+  LLVMSetVisibility(weights, LLVMHiddenVisibility);
   {
     int fd = mkstemps(tmp_obj, 2);
     if (fd < 0) {
@@ -517,12 +558,24 @@ hx_status_t hc_emit_variants(hc_program* progs, int num_programs, int num_varian
     }
     close(fd);
     tmp_made = true;
+    fd = mkstemps(tmp_blob, 2);
+    if (fd < 0) {
+      st = hx_status_make(HX_STATUS_IO, "cannot create a temporary object file: %s", strerror(errno));
+      goto done;
+    }
+    close(fd);
+    blob_made = true;
     st = emit_to_file(tm, mod, tmp_obj, LLVMObjectFile);
-    if (st == HX_OK) st = hc_link_shared(tmp_obj, opts->output_path);
+    weights_src src = {progs, total, weights_bytes};
+    if (st == HX_OK)
+      st = hc_write_blob_object(tmp_blob, WEIGHTS_SYMBOL, weights_bytes ? weights_bytes : 1, 64, fill_weights, &src);
+    const char* objs[2] = {tmp_obj, tmp_blob};
+    if (st == HX_OK) st = hc_link_shared(objs, 2, opts->output_path);
   }
 
 done:
   if (tmp_made) unlink(tmp_obj);
+  if (blob_made) unlink(tmp_blob);
   free(wbuf);
   free(manifest);
   free(manifest_z);

@@ -11,6 +11,19 @@
 #include "compiler/ops/op.h"
 #include "harness/artifact_abi.h"
 
+/* Nodes whose operands total at most this many bytes are compiled without
+ * optimisation: their code runs once, on little data. */
+#define HC_JIT_SMALL_FOLD_BYTES (64u << 10)
+
+static uint64_t fold_bytes(const hc_node* n) {
+  uint64_t b = 0;
+  for (int i = 0; i < n->num_inputs; ++i)
+    if (n->inputs[i]) b += hc_value_nbytes(n->inputs[i]);
+  for (int j = 0; j < n->num_outputs; ++j)
+    if (n->outputs[j]) b += hc_value_nbytes(n->outputs[j]);
+  return b;
+}
+
 hx_status_t hc_jit_eval_node(const hc_target* host, hc_graph* g, hc_node* n) {
   hc_llvm_init();
   hx_status_t st = HX_OK;
@@ -86,16 +99,30 @@ hx_status_t hc_jit_eval_node(const hc_target* host, hc_graph* g, hc_node* n) {
       for (int k = 0; k < lc.num_kernels; ++k) LLVMSetLinkage(lc.kernels[k].fn, LLVMExternalLinkage);
       st = hc_llvm_verify_module(mod);
     }
-    if (st == HX_OK) st = hc_llvm_error(LLVMOrcCreateLLJIT(&jit, NULL), "cannot start the LLVM JIT");
+    /* The target machine lowers and then, handed to the JIT's builder,
+     * generates the code: small nodes (the Shape -> Gather -> Concat chains
+     * exporters emit by the thousand) skip the optimisation pipeline and use
+     * the fast instruction selector, which is most of a fold's cost. */
+    bool small = fold_bytes(n) <= HC_JIT_SMALL_FOLD_BYTES;
+    if (st == HX_OK) st = hc_target_machine(host, small ? 0 : 2, &tm);
     if (st == HX_OK) {
-      LLVMSetTarget(mod, LLVMOrcLLJITGetTripleString(jit));
-      LLVMSetDataLayout(mod, LLVMOrcLLJITGetDataLayoutStr(jit));
-      st = hc_target_machine(host, 2, &tm);
+      LLVMSetTarget(mod, host->triple);
+      LLVMTargetDataRef td = LLVMCreateTargetDataLayout(tm);
+      char* layout = LLVMCopyStringRepOfTargetData(td);
+      LLVMSetDataLayout(mod, layout);
+      LLVMDisposeMessage(layout);
+      LLVMDisposeTargetData(td);
     }
-    if (st == HX_OK) {
+    if (st == HX_OK && !small) {
       LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
       st = hc_llvm_error(LLVMRunPasses(mod, "default<O2>", tm, po), "LLVM optimisation failed");
       LLVMDisposePassBuilderOptions(po);
+    }
+    if (st == HX_OK) {
+      LLVMOrcLLJITBuilderRef builder = LLVMOrcCreateLLJITBuilder();
+      LLVMOrcLLJITBuilderSetJITTargetMachineBuilder(builder, LLVMOrcJITTargetMachineBuilderCreateFromTargetMachine(tm));
+      tm = NULL; /* owned by the builder, which the JIT consumes */
+      st = hc_llvm_error(LLVMOrcCreateLLJIT(&jit, builder), "cannot start the LLVM JIT");
     }
     if (st == HX_OK) {
       LLVMOrcDefinitionGeneratorRef gen = NULL;

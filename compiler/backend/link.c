@@ -13,15 +13,24 @@
 
 extern char** environ;
 
-hx_status_t hc_link_shared(const char* obj_path, const char* out_path) {
+hx_status_t hc_link_shared(const char* const* objs, int num_objs, const char* out_path) {
   const char* cc = getenv("HARNESS_CC");
   if (!cc || !*cc) cc = "cc";
+  if (num_objs < 1 || num_objs > 8) return hx_status_make(HX_STATUS_INTERNAL, "cannot link %d objects", num_objs);
   char errpath[] = "/tmp/harnessc-link-XXXXXX";
   int errfd = mkstemp(errpath);
   if (errfd < 0) return hx_status_make(HX_STATUS_IO, "cannot create a temporary file: %s", strerror(errno));
   unlink(errpath);
-  char* argv[] = {(char*)cc, "-shared", "-o", (char*)out_path, (char*)obj_path, "-lm",
-                  "-Wl,-z,noexecstack", "-Wl,-z,relro", "-Wl,-z,now", "-Wl,--hash-style=gnu", NULL};
+  char* argv[24];
+  int argc = 0;
+  argv[argc++] = (char*)cc;
+  argv[argc++] = "-shared";
+  argv[argc++] = "-o";
+  argv[argc++] = (char*)out_path;
+  for (int i = 0; i < num_objs; ++i) argv[argc++] = (char*)objs[i];
+  const char* const tail[] = {"-lm", "-Wl,-z,noexecstack", "-Wl,-z,relro", "-Wl,-z,now", "-Wl,--hash-style=gnu"};
+  for (size_t i = 0; i < sizeof tail / sizeof tail[0]; ++i) argv[argc++] = (char*)tail[i];
+  argv[argc] = NULL;
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_adddup2(&fa, errfd, STDERR_FILENO);

@@ -4,8 +4,8 @@
 
 #include "harness/status.h"
 
-/* Runs `$HARNESS_CC (default cc) -shared -o out obj -lm ...`. Its stderr is
- * returned in the error message on failure. */
-hx_status_t hc_link_shared(const char* obj_path, const char* out_path);
+/* Runs `$HARNESS_CC (default cc) -shared -o out OBJ... -lm ...` on 1 to 8
+ * objects. Its stderr is returned in the error message on failure. */
+hx_status_t hc_link_shared(const char* const* objs, int num_objs, const char* out_path);
 
 #endif /* HARNESS_BACKEND_LINK_H */

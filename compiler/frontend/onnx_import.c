@@ -2,9 +2,14 @@
 #include "compiler/frontend/onnx_import.h"
 
 #include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "compiler/frontend/tensor_proto.h"
 #include "compiler/ops/op.h"
@@ -590,7 +595,15 @@ static hx_status_t import_subgraph(importer* parent, hc_node* owner, const Onnx_
   }
   *out = im.g;
   im.g->default_opset = parent->g->default_opset;
-  for (size_t i = 0; i < gp->n_initializer && st == HX_OK; ++i) st = report(&im, import_initializer(&im, gp->initializer[i]));
+  for (size_t i = 0; i < gp->n_initializer && st == HX_OK; ++i) {
+    Onnx__TensorProto* tp = gp->initializer[i];
+    st = report(&im, import_initializer(&im, tp));
+    if (tp->has_raw_data && tp->raw_data.data) { /* the graph holds a copy now (or reported why not) */
+      free(tp->raw_data.data);                   /* protobuf-c's default allocator is malloc */
+      tp->raw_data.data = NULL;
+      tp->raw_data.len = 0;
+    }
+  }
   if (gp->n_sparse_initializer && st == HX_OK)
     st = report(&im, hx_status_make(HX_STATUS_UNSUPPORTED, "sparse initializers are not supported"));
   im.g->inputs = calloc(gp->n_input + 1, sizeof(hc_value*));
@@ -620,15 +633,22 @@ static hx_status_t import_subgraph(importer* parent, hc_node* owner, const Onnx_
   return st;
 }
 
-hx_status_t hc_import_onnx_buffer(const void* data, size_t len, const char* base_dir, const char* default_name,
-                                  const hc_import_options* opts, hc_graph** out_graph) {
+static Onnx__ModelProto* unpack_model(const void* data, size_t len, hx_status_t* out_st) {
+  Onnx__ModelProto* mp = onnx__model_proto__unpack(NULL, len, data);
+  *out_st = mp ? HX_OK
+               : hx_status_make(HX_STATUS_INVALID_ARGUMENT,
+                                "not a valid ONNX model: protobuf parsing failed (the file is truncated, corrupt or not ONNX)");
+  return mp;
+}
+
+/* Imports an unpacked model and frees it (the initializers' bytes as soon
+ * as the graph has its own copy of each, so the two copies of a large
+ * model's weights coexist only one tensor at a time). */
+static hx_status_t import_model(Onnx__ModelProto* mp, const char* base_dir, const char* default_name,
+                                const hc_import_options* opts, hc_graph** out_graph) {
   *out_graph = NULL;
   hc_import_options no_opts = {0};
   if (!opts) opts = &no_opts;
-  Onnx__ModelProto* mp = onnx__model_proto__unpack(NULL, len, data);
-  if (!mp)
-    return hx_status_make(HX_STATUS_INVALID_ARGUMENT,
-                          "not a valid ONNX model: protobuf parsing failed (the file is truncated, corrupt or not ONNX)");
   hx_status_t st = HX_OK;
   importer im = {0};
   im.opts = opts;
@@ -643,7 +663,15 @@ hx_status_t hc_import_onnx_buffer(const void* data, size_t len, const char* base
   if (st != HX_OK) goto done;
   im.g->default_opset = domain_opset(mp, "");
 
-  for (size_t i = 0; i < gp->n_initializer && st == HX_OK; ++i) st = report(&im, import_initializer(&im, gp->initializer[i]));
+  for (size_t i = 0; i < gp->n_initializer && st == HX_OK; ++i) {
+    Onnx__TensorProto* tp = gp->initializer[i];
+    st = report(&im, import_initializer(&im, tp));
+    if (tp->has_raw_data && tp->raw_data.data) { /* the graph holds a copy now (or reported why not) */
+      free(tp->raw_data.data);                   /* protobuf-c's default allocator is malloc */
+      tp->raw_data.data = NULL;
+      tp->raw_data.len = 0;
+    }
+  }
   if (gp->n_sparse_initializer && st == HX_OK)
     st = report(&im, hx_status_make(HX_STATUS_UNSUPPORTED, "sparse initializers are not supported"));
 
@@ -713,17 +741,54 @@ done:
   return st;
 }
 
+hx_status_t hc_import_onnx_buffer(const void* data, size_t len, const char* base_dir, const char* default_name,
+                                  const hc_import_options* opts, hc_graph** out_graph) {
+  *out_graph = NULL;
+  hx_status_t st;
+  Onnx__ModelProto* mp = unpack_model(data, len, &st);
+  return mp ? import_model(mp, base_dir, default_name, opts, out_graph) : st;
+}
+
+/* The file mapped read-only and unpacked; the mapping is gone before the
+ * graph takes its copies of the weights. */
+static hx_status_t unpack_file(const char* path, Onnx__ModelProto** out_mp) {
+  *out_mp = NULL;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return hx_status_make(errno == ENOENT ? HX_STATUS_NOT_FOUND : HX_STATUS_IO, "cannot open '%s': %s", path,
+                          strerror(errno));
+  struct stat sb;
+  if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+    /* Not a regular file (a pipe...): read it. */
+    close(fd);
+    void* data;
+    size_t len;
+    HX_RETURN_IF_ERROR(hc_read_file(path, &data, &len));
+    hx_status_t st;
+    *out_mp = unpack_model(data, len, &st);
+    free(data);
+    return st;
+  }
+  size_t len = (size_t)sb.st_size;
+  void* data = len ? mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
+  close(fd);
+  if (len && data == MAP_FAILED) return hx_status_make(HX_STATUS_IO, "cannot map '%s': %s", path, strerror(errno));
+  hx_status_t st;
+  *out_mp = unpack_model(len ? data : "", len, &st);
+  if (len) munmap(data, len);
+  return st;
+}
+
 hx_status_t hc_import_onnx_file(const char* path, const hc_import_options* opts, hc_graph** out_graph) {
   *out_graph = NULL;
-  void* data;
-  size_t len;
-  HX_RETURN_IF_ERROR(hc_read_file(path, &data, &len));
+  Onnx__ModelProto* mp;
+  HX_RETURN_IF_ERROR(unpack_file(path, &mp));
   char* dir = strdup(path);
   char* base = strdup(path);
   if (!dir || !base) {
     free(dir);
     free(base);
-    free(data);
+    onnx__model_proto__free_unpacked(mp, NULL);
     return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory");
   }
   char* slash = strrchr(dir, '/');
@@ -731,8 +796,7 @@ hx_status_t hc_import_onnx_file(const char* path, const hc_import_options* opts,
   char* bname = strrchr(base, '/') ? strrchr(base, '/') + 1 : base;
   char* dot = strrchr(bname, '.');
   if (dot) *dot = '\0';
-  hx_status_t st = hc_import_onnx_buffer(data, len, slash ? dir : ".", bname, opts, out_graph);
-  free(data);
+  hx_status_t st = import_model(mp, slash ? dir : ".", bname, opts, out_graph);
   free(dir);
   free(base);
   return hx_status_annotate(st, "%s", path);

@@ -147,7 +147,11 @@ static hx_status_t infer_identity(hc_graph* g, hc_node* n) {
 }
 
 /* Inference-mode Dropout is the identity; its optional mask output is all
- * true and therefore a compile-time constant. */
+ * true and therefore a compile-time constant. Training mode (opset 12+,
+ * training_mode=true) is the identity too when the drop probability `ratio`
+ * is a constant 0 (scale 1 / (1 - 0), nothing dropped): exporters emit that
+ * for attention dropout written as F.dropout(x, p=0.0), e.g. torchvision's
+ * Swin Transformer. Any other training-mode ratio draws random masks. */
 static hx_status_t infer_dropout(hc_graph* g, hc_node* n) {
   HX_RETURN_IF_ERROR(hc_check_arity(n, 1, 3, 1, 2));
   HX_RETURN_IF_ERROR(hc_check_dtype(n, 0, HC_DT_FLOATS));
@@ -158,9 +162,20 @@ static hx_status_t infer_dropout(hc_graph* g, hc_node* n) {
       return hc_node_error(n, HX_STATUS_UNSUPPORTED,
                            "training_mode ('%s') must be a compile-time constant (freeze it with --constant)",
                            training->name);
-    if (t)
-      return hc_node_error(n, HX_STATUS_UNSUPPORTED,
-                           "training_mode=true draws random masks; Harness compiles inference graphs only");
+    if (t) {
+      const hc_value* ratio = hc_input(n, 1);
+      double r = 0.5; /* the default when the input is absent */
+      if (ratio && (ratio->kind != HC_VALUE_CONST || !hc_value_const_f64(ratio, 0, &r)))
+        return hc_node_error(n, HX_STATUS_UNSUPPORTED,
+                             "training_mode=true with a ratio ('%s') that is not a compile-time constant draws "
+                             "random masks; Harness compiles inference graphs only",
+                             ratio->name);
+      if (r != 0.0)
+        return hc_node_error(n, HX_STATUS_UNSUPPORTED,
+                             "training_mode=true with ratio %g draws random masks; Harness compiles inference "
+                             "graphs only (only ratio 0, the identity, is accepted in training mode)",
+                             r);
+    }
   }
   const hc_value* x = n->inputs[0];
   HX_RETURN_IF_ERROR(set_view_output(n, x->rank, x->dims));

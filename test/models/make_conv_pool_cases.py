@@ -128,15 +128,16 @@ def rand(shape, dtype):
     return v.astype(dtype)
 
 
-def save_case(root, name, node, inputs, outputs, opset):
-    """inputs/outputs: lists of (name, array, dtype)."""
-    casekit.write_case(root, name, node, from_tagged(inputs), from_tagged(outputs), opset, producer="harness-tests")
+def save_case(root, name, node, inputs, outputs, opset, inits=()):
+    """inputs/outputs/inits: lists of (name, array, dtype)."""
+    casekit.write_case(root, name, node, from_tagged(inputs), from_tagged(outputs), opset, from_tagged(inits),
+                       producer="harness-tests")
 
 
 # ---- cases ------------------------------------------------------------------------------
 
 def conv_case(root, name, xs, ws, dtype=np.float32, bias=True, opset=17, strides=None, dil=None, pads=None,
-              auto_pad=None, group=1, kernel_attr=False, unit_fan_in=False):
+              auto_pad=None, group=1, kernel_attr=False, unit_fan_in=False, const_weights=False):
     nd = len(xs) - 2
     x, w = rand(xs, dtype), rand(ws, dtype)
     if unit_fan_in:  # weights scaled by 1/sqrt(fan-in), as trained networks have them
@@ -166,7 +167,10 @@ def conv_case(root, name, xs, ws, dtype=np.float32, bias=True, opset=17, strides
     y = conv_ref(x, w, b, s, d, pb, pe, group)
     ins = [("X", x, dtype), ("W", w, dtype)] + ([("B", b, dtype)] if bias else [])
     node = helper.make_node("Conv", [n for n, _, _ in ins], ["Y"], **attrs)
-    save_case(root, name, node, ins, [("Y", cast_out(y, dtype), dtype)], opset)
+    inits = []
+    if const_weights:  # initializers, as exported models have them (passes may rewrite them)
+        inits, ins = ins[1:], ins[:1]
+    save_case(root, name, node, ins, [("Y", cast_out(y, dtype), dtype)], opset, inits)
 
 
 def conv_transpose_case(root, name, xs, ws, dtype=np.float32, bias=True, opset=17, strides=None, dil=None,
@@ -321,6 +325,18 @@ def main():
     conv_case(root, "conv_repack_s1_pad_wide", (1, 4, 9, 35), (6, 4, 3, 5), pads=[1, 2, 1, 2])
     conv_case(root, "conv_repack_s2_dil", (1, 3, 20, 21), (4, 3, 3, 3), strides=[2, 2], dil=[2, 2], pads=[2, 2, 2, 2])
     conv_case(root, "conv_repack_1d_s2", (2, 4, 50), (5, 4, 3), strides=[2], pads=[1, 1])
+    # Dilated kernels wider than the plane (DeepLabV3's atrous rates): taps that
+    # only read padding are trimmed (canonicalize), down to a 1x1 GEMM; the
+    # channels kernel takes dilated rows as wide as half the output
+    conv_case(root, "conv_dil_taps_only_center", (1, 8, 9, 9), (16, 8, 3, 3), dil=[12, 12], pads=[12] * 4,
+              const_weights=True)
+    conv_case(root, "conv_dil_taps_trim_front_1d", (2, 3, 20), (5, 3, 5), dil=[6], pads=[20, 4], const_weights=True)
+    conv_case(root, "conv_dil_taps_trim_same_upper", (1, 4, 5, 7), (6, 4, 3, 3), dil=[8, 1], auto_pad="SAME_UPPER",
+              const_weights=True)
+    conv_case(root, "conv_dil_taps_trim_strided_3d", (1, 2, 4, 6, 5), (3, 2, 3, 3, 2), strides=[2, 1, 2],
+              dil=[5, 4, 6], pads=[5, 4, 0, 5, 4, 6], const_weights=True)
+    conv_case(root, "conv_dil_channels_wide_plane", (1, 16, 30, 31), (32, 16, 3, 3), dil=[12, 12], pads=[12] * 4,
+              const_weights=True, unit_fan_in=True)
     # Winograd F(2x2,3x3) and F(4x4,3x3) with the weights as an input
     # (transformed by a "wino*_w" kernel at run time). Winograd's error is a
     # small multiple of the direct kernels' (about 1e-6 of the output's scale

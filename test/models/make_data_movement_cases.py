@@ -10,7 +10,8 @@ run-time int32/int64 indices (negative, out of range), Slice with negative
 steps and INT64 limits, Pad with negative pads in reflect/wrap mode and a
 run-time constant_value, Resize on 3 axes, with axes/keep_aspect_ratio_policy,
 antialias and half_pixel_symmetric, Transpose of bool/float16 and tiled
-shapes, Split with num_outputs, Concat with empty inputs and long rows.
+shapes, Split with num_outputs, Concat with empty inputs and long rows,
+training-mode Dropout with ratio 0 (the identity).
 
 With --freeze-suite NODE_DIR it also copies the ONNX node suite's Resize
 tests whose float scales/roi are graph inputs (harness-test freezes only
@@ -434,6 +435,22 @@ def split_concat_expand_cases(root):
               [("x", x)], [("y", np.zeros((0, 4), np.uint64))], inits=[("shape", np.array([0, 1], np.int64))])
 
 
+def dropout_cases(root):
+    """Training-mode Dropout with a constant ratio of 0 is the identity (scale
+    1, mask all true): torchvision's Swin Transformer exports its attention
+    dropout this way."""
+    x = randf(2, 3, 5)
+    save_case(root, "dm_dropout_training_ratio0_mask",
+              helper.make_node("Dropout", ["x", "ratio", "training"], ["y", "mask"]),
+              [("x", x)], [("y", x), ("mask", np.ones(x.shape, bool))],
+              inits=[("ratio", np.array(0.0, np.float32)), ("training", np.array(True))])
+    x = randf(4, 6, dtype=np.float16)
+    save_case(root, "dm_dropout12_training_ratio0_float16_double_ratio",
+              helper.make_node("Dropout", ["x", "ratio", "training"], ["y"]),
+              [("x", x)], [("y", x)],
+              inits=[("ratio", np.array(0.0, np.float64)), ("training", np.array(True))], opset=12)
+
+
 def freeze_suite(root, node_dir):
     """Copies NODE_DIR/test_resize_* with float scales/roi inputs frozen."""
     for d in sorted(glob.glob(os.path.join(node_dir, "test_resize_*"))):
@@ -454,6 +471,7 @@ def main():
     resize_cases(root)
     transpose_cases(root)
     split_concat_expand_cases(root)
+    dropout_cases(root)
 
 
 if __name__ == "__main__":

@@ -307,6 +307,57 @@ def residual_add_case(root, name, xdt, per_axis_b):
     write(root, name, g, [("a", a), ("b", b)], [("y_q", yq)], kernels)
 
 
+def torch_export_case(root, name):
+    """Q/DQ around Conv + Relu spelled as torch.onnx writes quantized
+    PyTorch models: every scale, zero point and weight a Constant node (not
+    an initializer), a Cast to uint8 between each QuantizeLinear and its
+    DequantizeLinear, and the bias's zero point Cast(ConstantOfShape([1],
+    value = int32 0), to = int32). passes/qdq.c must see through all three
+    (before shape inference, which is what evaluates them) and still emit
+    QLinearConv."""
+    cin, cout, hw = 6, 10, 7
+    x = RNG.uniform(-1.0, 1.5, (1, cin, hw, hw)).astype(np.float32)
+    sx, zx = act_params(np.uint8, -1.0, 1.5)
+    wq, sw = int8_weight((cout, cin, 3, 3), None)
+    bs = np.float32(sx * sw[0])
+    bq = RNG.integers(-2000, 2000, cout).astype(np.int32)
+    nodes = []
+
+    def const(nm, arr):
+        nodes.append(helper.make_node("Constant", [], [nm], name=nm + "_c", value=numpy_helper.from_array(
+            np.asarray(arr), nm)))
+        return nm
+
+    def cast(src, dst, to):
+        nodes.append(helper.make_node("Cast", [src], [dst], name=dst + "_cast", to=to))
+        return dst
+
+    nodes.append(helper.make_node("QuantizeLinear", ["x", const("sx", sx), const("zx", zx)], ["xq"], name="qx"))
+    cast("xq", "xq_u8", TensorProto.UINT8)
+    nodes.append(helper.make_node("DequantizeLinear", ["xq_u8", const("sx2", sx), const("zx2", zx)], ["xd"],
+                                  name="dqx"))
+    nodes.append(helper.make_node("DequantizeLinear", [const("wq", wq), const("sw", sw.reshape(1)),
+                                                       const("zw", np.zeros(1, np.int8))], ["wd"], name="dqw"))
+    nodes.append(helper.make_node("ConstantOfShape", [const("bz_shape", np.array([1], np.int64))], ["bz0"],
+                                  name="bz", value=numpy_helper.from_array(np.array([0], np.int32))))
+    cast("bz0", "bz", TensorProto.INT32)
+    nodes.append(helper.make_node("DequantizeLinear", [const("bq", bq), const("sb", np.array([bs], np.float32)), "bz"],
+                                  ["bd"], name="dqb"))
+    nodes.append(helper.make_node("Conv", ["xd", "wd", "bd"], ["conv"], name="conv", kernel_shape=[3, 3],
+                                  pads=[1] * 4))
+    nodes.append(helper.make_node("Relu", ["conv"], ["relu"], name="relu"))
+    xr = (quantize(x, sx, zx, np.uint8).astype(np.float64) - float(zx)) * float(sx)
+    y = conv_ref(xr, wq.astype(np.float64) * float(sw[0]), 1, 1, 1) + (bq.astype(np.float64) * float(bs))[
+        None, :, None, None]
+    y = np.maximum(y, 0.0)
+    sy, zy = act_params(np.uint8, 0.0, float(y.max()) * 0.9)
+    nodes.append(helper.make_node("QuantizeLinear", ["relu", const("sy", sy), const("zy", zy)], ["yq"], name="qy"))
+    cast("yq", "y_q", TensorProto.UINT8)
+    g = Graph()
+    g.nodes = nodes
+    write(root, name, g, [("x", x)], [("y_q", requantize(y, sy, zy, np.uint8))], ["+QLinearConv", "-Conv", "-Relu"])
+
+
 def main():
     root = casekit.out_dir(__doc__)
     conv_case(root, "qdq_conv_relu", 8, 16, 10, 3, 1, 1, 1, False, True, np.uint8, np.uint8, False)
@@ -328,6 +379,7 @@ def main():
     residual_add_case(root, "qdq_residual_add_fused", np.uint8, False)
     residual_add_case(root, "qdq_residual_add_s8", np.int8, False)
     residual_add_case(root, "qdq_residual_add_per_axis_unfused", np.uint8, True)
+    torch_export_case(root, "qdq_conv_relu_torch_export")
 
 
 if __name__ == "__main__":

@@ -36,14 +36,21 @@ from onnx import numpy_helper
 def output_steps(model_path):
     """Graph output name -> (scale, zero point or None) that turns its values
     into quantization steps: the QuantizeLinear producing it, or the
-    DequantizeLinear producing it (whose input is quantized)."""
+    DequantizeLinear producing it (whose input is quantized), directly or
+    through a Cast (torch.onnx writes one after each QuantizeLinear). Scales
+    are initializers or Constant nodes."""
     m = onnx.load(model_path)
     consts = {i.name: numpy_helper.to_array(i) for i in m.graph.initializer}
+    for n in m.graph.node:
+        if n.op_type == "Constant" and n.attribute and n.attribute[0].name == "value":
+            consts[n.output[0]] = numpy_helper.to_array(n.attribute[0].t)
     steps = {}
     for n in m.graph.node:
         s = consts.get(n.input[1]) if n.op_type in ("QuantizeLinear", "DequantizeLinear") else None
         if s is not None and s.size == 1:
             steps[n.output[0]] = (float(s), n.op_type == "DequantizeLinear")
+        if n.op_type == "Cast" and n.input[0] in steps:
+            steps[n.output[0]] = steps[n.input[0]]
     return [steps[o.name] for o in m.graph.output]
 
 

@@ -1,10 +1,12 @@
 // Runs an ONNX model with ONNX Runtime (CPU) on .npy inputs and writes .npy
 // outputs: the reference Harness is compared against.
 //
-//   node test/reference/ort_run.js MODEL.onnx OUTDIR NAME=input.npy ... [--threads N]
+//   node test/reference/ort_run.js MODEL.onnx OUTDIR NAME=input.npy ... [--threads N] [--opt LEVEL]
 //
 // Writes OUTDIR/output_<i>.npy in the model's output order. Graph
-// optimisations are on (level "all"), as in production use.
+// optimisations are on (level "all"), as in production use; --opt disabled
+// (or basic, extended) runs the graph more as written, e.g. a QDQ model's
+// QuantizeLinear/DequantizeLinear in float instead of ORT's integer kernels.
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -54,9 +56,15 @@ async function main() {
     threads = Number(args[ti + 1]);
     args.splice(ti, 2);
   }
+  let level = 'all';
+  const oi = args.indexOf('--opt');
+  if (oi >= 0) {
+    level = args[oi + 1];
+    args.splice(oi, 2);
+  }
   const [model, outDir, ...inputs] = args;
   const session = await ort.InferenceSession.create(model, {
-    graphOptimizationLevel: 'all', intraOpNumThreads: threads, interOpNumThreads: 1, executionMode: 'sequential',
+    graphOptimizationLevel: level, intraOpNumThreads: threads, interOpNumThreads: 1, executionMode: 'sequential',
   });
   const feeds = {};
   for (const spec of inputs) {

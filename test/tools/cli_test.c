@@ -108,6 +108,23 @@ static void harnessc_is_deterministic(void** state) {
   unlink("/tmp/harness-det2.so");
 }
 
+/* A shared object's weights come from their own object (blob_object.c),
+ * joined by the linker: harness_weights is a local read-only symbol of the
+ * artifact with exactly the weights' size (the size `harnessc -v` reports,
+ * which bench/precision reads back with nm), and the artifact runs. */
+static void harnessc_weights_object(void** state) {
+  assert_int_equal(run("harnessc", "-v %s -o /tmp/harness-wobj.so", ts_model("fold_dce.onnx")), 0);
+  const char* w = strstr(g_out, "weights ");
+  assert_non_null(w);
+  unsigned long long bytes = strtoull(w + 8, NULL, 10);
+  assert_true(bytes > 0);
+  assert_int_equal(ts_run("nm -S /tmp/harness-wobj.so", g_out, sizeof g_out), 0);
+  char want[96];
+  snprintf(want, sizeof want, "%016llx r harness_weights", bytes);
+  assert_output_has(want);
+  unlink("/tmp/harness-wobj.so");
+}
+
 /* Counts the occurrences of `needle` in g_out. */
 static int count_in_output(const char* needle) {
   int n = 0;
@@ -187,6 +204,30 @@ static void harness_run_end_to_end(void** state) {
   unlink("/tmp/harness-run.so");
 }
 
+/* An artifact named without a directory is a file in the current
+ * directory for every tool (dlopen alone would search the library path):
+ * harness-bench opens the shared object itself for its kernel table, and
+ * harness-run -v for the variant list. */
+static void tools_open_artifact_in_current_directory(void** state) {
+  assert_int_equal(run("harnessc", "%s -o /tmp/harness-bare.so", ts_model("add_relu.onnx")), 0);
+  char cwd[4096];
+  assert_non_null(getcwd(cwd, sizeof cwd));
+  assert_int_equal(chdir("/tmp"), 0);
+  int bench = run("harness-bench", "harness-bare.so --warmup 1 --iters 3 --json");
+  char bench_out[sizeof g_out];
+  memcpy(bench_out, g_out, sizeof g_out);
+  char in[512];
+  snprintf(in, sizeof in, "%s/suite/test_good/test_data_set_0", getenv("HARNESS_TEST_MODELS"));
+  int run_v = run("harness-run", "harness-bare.so -v --inputs %s --outputs /tmp/harness-bare-out", in);
+  assert_int_equal(chdir(cwd), 0);
+  unlink("/tmp/harness-bare.so");
+  if (bench != 0) print_error("%s\n", bench_out);
+  assert_int_equal(bench, 0);
+  assert_non_null(strstr(bench_out, "\"latency_ms\""));
+  assert_int_equal(run_v, 0);
+  assert_output_has("chosen for this CPU");
+}
+
 static void harness_test_counts(void** state) {
   char suite[512];
   snprintf(suite, sizeof suite, "%s/suite", getenv("HARNESS_TEST_MODELS"));
@@ -205,7 +246,8 @@ int main(void) {
       cmocka_unit_test(harnessc_emit_kinds),       cmocka_unit_test(harnessc_is_deterministic),
       cmocka_unit_test(harnessc_check_reports_everything), cmocka_unit_test(harness_run_end_to_end),
       cmocka_unit_test(harness_test_counts),       cmocka_unit_test(harnessc_shares_kernel_bodies),
-      cmocka_unit_test(harnessc_shares_phase_bodies),
+      cmocka_unit_test(harnessc_shares_phase_bodies), cmocka_unit_test(tools_open_artifact_in_current_directory),
+      cmocka_unit_test(harnessc_weights_object),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
