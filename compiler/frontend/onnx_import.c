@@ -180,6 +180,25 @@ static hx_status_t import_initializer(importer* im, const Onnx__TensorProto* tp)
   return HX_OK;
 }
 
+/* Every initializer of graph gp, each one's protobuf bytes freed as soon
+ * as the graph holds its copy (or reported why not): a model's weights are
+ * never held three times (file, protobuf, graph). */
+static hx_status_t import_initializers(importer* im, const Onnx__GraphProto* gp) {
+  hx_status_t st = HX_OK;
+  for (size_t i = 0; i < gp->n_initializer && st == HX_OK; ++i) {
+    Onnx__TensorProto* tp = gp->initializer[i];
+    st = report(im, import_initializer(im, tp));
+    if (tp->has_raw_data && tp->raw_data.data) {
+      free(tp->raw_data.data); /* protobuf-c's default allocator is malloc */
+      tp->raw_data.data = NULL;
+      tp->raw_data.len = 0;
+    }
+  }
+  if (gp->n_sparse_initializer && st == HX_OK)
+    st = report(im, hx_status_make(HX_STATUS_UNSUPPORTED, "sparse initializers are not supported"));
+  return st;
+}
+
 static hx_status_t import_attr(importer* im, const hc_node* n, const Onnx__AttributeProto* ap, hc_attr* a) {
   hc_arena* ar = &im->g->arena;
   a->name = hc_arena_strdup(ar, ap->name ? ap->name : "");
@@ -595,17 +614,7 @@ static hx_status_t import_subgraph(importer* parent, hc_node* owner, const Onnx_
   }
   *out = im.g;
   im.g->default_opset = parent->g->default_opset;
-  for (size_t i = 0; i < gp->n_initializer && st == HX_OK; ++i) {
-    Onnx__TensorProto* tp = gp->initializer[i];
-    st = report(&im, import_initializer(&im, tp));
-    if (tp->has_raw_data && tp->raw_data.data) { /* the graph holds a copy now (or reported why not) */
-      free(tp->raw_data.data);                   /* protobuf-c's default allocator is malloc */
-      tp->raw_data.data = NULL;
-      tp->raw_data.len = 0;
-    }
-  }
-  if (gp->n_sparse_initializer && st == HX_OK)
-    st = report(&im, hx_status_make(HX_STATUS_UNSUPPORTED, "sparse initializers are not supported"));
+  if (st == HX_OK) st = import_initializers(&im, gp);
   im.g->inputs = calloc(gp->n_input + 1, sizeof(hc_value*));
   if (!im.g->inputs && st == HX_OK) st = hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory");
   for (size_t i = 0; i < gp->n_input && st == HX_OK; ++i) {
@@ -663,17 +672,7 @@ static hx_status_t import_model(Onnx__ModelProto* mp, const char* base_dir, cons
   if (st != HX_OK) goto done;
   im.g->default_opset = domain_opset(mp, "");
 
-  for (size_t i = 0; i < gp->n_initializer && st == HX_OK; ++i) {
-    Onnx__TensorProto* tp = gp->initializer[i];
-    st = report(&im, import_initializer(&im, tp));
-    if (tp->has_raw_data && tp->raw_data.data) { /* the graph holds a copy now (or reported why not) */
-      free(tp->raw_data.data);                   /* protobuf-c's default allocator is malloc */
-      tp->raw_data.data = NULL;
-      tp->raw_data.len = 0;
-    }
-  }
-  if (gp->n_sparse_initializer && st == HX_OK)
-    st = report(&im, hx_status_make(HX_STATUS_UNSUPPORTED, "sparse initializers are not supported"));
+  if (st == HX_OK) st = import_initializers(&im, gp);
 
   bool used_override = false;
   for (size_t i = 0; i < gp->n_input && st == HX_OK; ++i) {
