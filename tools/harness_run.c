@@ -33,12 +33,13 @@ static void usage(FILE* out) {
           "  -h, --help          this help\n");
 }
 
-/* Prints shape and the first few values of an output. */
 /* A shape as "2x3", or "a scalar" for rank 0 (a 0-d .npy, an ONNX scalar). */
 static void print_shape(FILE* f, int rank, const int64_t* dims) {
   if (rank == 0) fprintf(f, "a scalar");
   for (int d = 0; d < rank; ++d) fprintf(f, "%s%lld", d ? "x" : "", (long long)dims[d]);
 }
+
+/* Prints shape and the first few values of an output. */
 
 static void print_summary(const hx_tensor_info_t* info, const void* data) {
   printf("%s: %s[", info->name, hx_dtype_name(info->dtype));
