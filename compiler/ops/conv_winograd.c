@@ -48,6 +48,8 @@
 #define HC_WINO_BLOCK_WORKSPACE ((uint64_t)3 << 18)
 #define WINO_MAX_A 6
 #define WINO_PW 16  /* output channels per panel of U (one AVX-512 vector) */
+/* Bytes of U one reduction block of the products reads per task (see plan_products). */
+#define WINO_MM_L1_BYTES (16 * 1024)
 
 /* Transform matrices of F(m, 3): B^T (alpha x alpha), G (alpha x 3), A^T
  * (m x alpha). */
@@ -449,6 +451,7 @@ typedef struct mm_plan {
   int64_t ncb;         /* channel blocks */
   int64_t nfull, rem;  /* whole mr-tile blocks, tiles left */
   int64_t kchunk, ntc; /* tile blocks per task, tile chunks */
+  int64_t kc, nkb;     /* input channels per reduction block, blocks */
 } mm_plan;
 
 static void plan_products(const wino_emit* e, mm_plan* q) {
@@ -469,13 +472,24 @@ static void plan_products(const wino_emit* e, mm_plan* q) {
   /* About 48 tiles per task. */
   q->kchunk = (48 + q->mr - 1) / q->mr;
   q->ntc = q->nfull > 0 ? (q->nfull + q->kchunk - 1) / q->kchunk : 1;
+  /* Every tile block of a task reads the same kc x (nv x vl) block of U:
+   * kept within WINO_MM_L1_BYTES it stays in L1 across them, else each
+   * block streams it from L2 again (ResNet-50's 14x14 layers, C = 256 with
+   * 64-channel tiles: 64 KB, 0.65x the speed of the 128-channel layers). */
+  int64_t kmax = WINO_MM_L1_BYTES / ((int64_t)q->nv * vl * 4);
+  if (kmax < 16) kmax = 16;
+  q->nkb = (e->s->C + kmax - 1) / kmax;
+  q->kc = (e->s->C + q->nkb - 1) / q->nkb;
 }
 
 /* One micro-kernel call: tiles [t0, t0+mr) (broadcast from V[xi][c][t])
- * times nv vectors of output channels from m0 (U's panels), stored to
- * Mx[xi][t][oc]. */
+ * times nv vectors of output channels from m0 (U's panels), over input
+ * channels [k0, k0 + kc), stored to Mx[xi][t][oc] (added to what is there
+ * when `accumulate`). pf: U element whose line to prefetch at step 0
+ * (NULL = none). */
 static void mm_tile(hc_kb* kb, const wino_emit* e, LLVMValueRef U, LLVMValueRef V, LLVMValueRef Mx, LLVMValueRef xi,
-                    LLVMValueRef m0, LLVMValueRef t0, int mr, int nv) {
+                    LLVMValueRef m0, LLVMValueRef t0, int mr, int nv, LLVMValueRef k0, LLVMValueRef kc,
+                    bool accumulate, LLVMValueRef pf) {
   const hc_wino_shape* s = e->s;
   int64_t Tb = e->g.Tb, Mp = e->g.Mp;
   unsigned vl = e->vl;
@@ -488,25 +502,36 @@ static void mm_tile(hc_kb* kb, const wino_emit* e, LLVMValueRef U, LLVMValueRef 
   u.last_lanes = vl; /* U's panels are zero past M */
   u.a = V;
   u.b = U;
-  u.a_base = hc_kb_iadd(kb, hc_kb_imul(kb, xi, hc_kb_i64(kb, e->g.vxs)), t0);
+  u.a_base = hc_kb_iadd(kb, hc_kb_iadd(kb, hc_kb_imul(kb, xi, hc_kb_i64(kb, e->g.vxs)), t0),
+                        hc_kb_imul(kb, k0, hc_kb_i64(kb, Tb)));
   u.a_outer = Tb;
   for (int i = 0; i < mr; ++i) u.a_row[i] = i;
   /* m0 is a multiple of nv * vl: of 16 unless a single 8-lane vector. */
   LLVMValueRef panel = LLVMBuildUDiv(kb->b, m0, hc_kb_i64(kb, WINO_PW), "");
   u.b_base = hc_kb_iadd(kb, hc_kb_imul(kb, hc_kb_iadd(kb, hc_kb_imul(kb, xi, hc_kb_i64(kb, Mp / WINO_PW)), panel),
                                        hc_kb_i64(kb, s->C * WINO_PW)),
-                        LLVMBuildURem(kb->b, m0, hc_kb_i64(kb, WINO_PW), ""));
+                        hc_kb_iadd(kb, LLVMBuildURem(kb->b, m0, hc_kb_i64(kb, WINO_PW), ""),
+                                   hc_kb_imul(kb, k0, hc_kb_i64(kb, WINO_PW))));
   u.b_outer = WINO_PW;
   for (int v = 0; v < nv; ++v) {
     int64_t col = (int64_t)v * vl;
     u.b_vec[v] = col / WINO_PW * s->C * WINO_PW + col % WINO_PW;
   }
-  u.outer = hc_kb_i64(kb, s->C);
+  u.outer = kc;
   u.nterms = 1;
+  if (pf) {
+    u.pf_base = pf;
+    u.pf_locality = 2;
+  }
   LLVMValueRef acc[HC_UKR_MAX_MR * HC_UKR_MAX_NV] = {0};
-  hc_ukr_emit(kb, &u, acc);
   LLVMValueRef row0 = hc_kb_iadd(kb, hc_kb_imul(kb, xi, hc_kb_i64(kb, e->g.mxs)),
                                  hc_kb_iadd(kb, hc_kb_imul(kb, t0, hc_kb_i64(kb, Mp)), m0));
+  if (accumulate)
+    for (int i = 0; i < mr; ++i)
+      for (int v = 0; v < nv; ++v)
+        acc[i * nv + v] = hc_ukr_load(kb, HX_DTYPE_FLOAT32, Mx,
+                                      hc_kb_iadd(kb, row0, hc_kb_i64(kb, (int64_t)i * Mp + (int64_t)v * vl)), vl, vl);
+  hc_ukr_emit(kb, &u, acc);
   for (int i = 0; i < mr; ++i)
     for (int v = 0; v < nv; ++v) {
       LLVMValueRef idx = hc_kb_iadd(kb, row0, hc_kb_i64(kb, (int64_t)i * Mp + (int64_t)v * vl));
@@ -530,23 +555,53 @@ static void split_tile_halves(hc_kb* kb, LLVMValueRef tk, int64_t units, int64_t
   *other = LLVMBuildUDiv(b, r, cnt, "");
 }
 
-/* The tiles of chunk tc for one channel block of nv vectors: its whole
- * mr-tile blocks, and the last chunk also the tiles left over. */
-static void mm_chunk(hc_kb* kb, const wino_emit* e, const mm_plan* q, LLVMValueRef U, LLVMValueRef V, LLVMValueRef Mx,
-                     LLVMValueRef xi, LLVMValueRef m0, LLVMValueRef tc, int nv) {
+/* The tiles of chunk tc for one channel block of nv vectors over input
+ * channels [k0, k0 + kc): its whole mr-tile blocks, and the last chunk also
+ * the tiles left over. */
+static void mm_kblock(hc_kb* kb, const wino_emit* e, const mm_plan* q, LLVMValueRef U, LLVMValueRef V, LLVMValueRef Mx,
+                      LLVMValueRef xi, LLVMValueRef m0, LLVMValueRef tc, int nv, LLVMValueRef k0, LLVMValueRef kc,
+                      bool accumulate) {
   LLVMBuilderRef b = kb->b;
   LLVMValueRef blk0 = hc_kb_imul(kb, tc, hc_kb_i64(kb, q->kchunk));
   LLVMValueRef blk1 = hc_kb_imin(kb, hc_kb_iadd(kb, blk0, hc_kb_i64(kb, q->kchunk)), hc_kb_i64(kb, q->nfull));
   hc_loop tl;
   LLVMValueRef tb = hc_loop_begin(kb, &tl, blk0, blk1, "tb");
-  mm_tile(kb, e, U, V, Mx, xi, m0, hc_kb_imul(kb, tb, hc_kb_i64(kb, q->mr)), q->mr, nv);
+  /* U streams from beyond L2 once per run (ResNet-50's 14x14 layers: 4 MB
+   * of it, 49 tiles), and a task's panels follow the previous task's in
+   * memory: tile block j prefetches rows [k0, k0 + kc) of panel j mod np of
+   * the next task into L2, one line per reduction step, so that the next
+   * task's first pass does not wait on the stream. */
+  int64_t np = ((int64_t)q->nv * e->vl + WINO_PW - 1) / WINO_PW;
+  LLVMValueRef p0 = hc_kb_iadd(kb, hc_kb_imul(kb, xi, hc_kb_i64(kb, e->g.Mp / WINO_PW)),
+                               LLVMBuildUDiv(b, m0, hc_kb_i64(kb, WINO_PW), ""));
+  LLVMValueRef pj = LLVMBuildURem(b, LLVMBuildSub(b, tb, blk0, ""), hc_kb_i64(kb, np), "");
+  LLVMValueRef pf = hc_kb_iadd(kb,
+                               hc_kb_imul(kb, hc_kb_iadd(kb, p0, hc_kb_iadd(kb, pj, hc_kb_i64(kb, np))),
+                                          hc_kb_i64(kb, e->s->C * WINO_PW)),
+                               hc_kb_imul(kb, k0, hc_kb_i64(kb, WINO_PW)));
+  mm_tile(kb, e, U, V, Mx, xi, m0, hc_kb_imul(kb, tb, hc_kb_i64(kb, q->mr)), q->mr, nv, k0, kc, accumulate, pf);
   hc_loop_end(kb, &tl);
   if (q->rem > 0) {
     hc_if last;
     hc_if_begin(kb, &last, LLVMBuildICmp(b, LLVMIntEQ, tc, hc_kb_i64(kb, q->ntc - 1), ""));
-    mm_tile(kb, e, U, V, Mx, xi, m0, hc_kb_i64(kb, q->nfull * q->mr), (int)q->rem, nv);
+    mm_tile(kb, e, U, V, Mx, xi, m0, hc_kb_i64(kb, q->nfull * q->mr), (int)q->rem, nv, k0, kc, accumulate, NULL);
     hc_if_end(kb, &last);
   }
+}
+
+/* Chunk tc for one channel block: the first reduction block writes Mx, the
+ * others add to it. */
+static void mm_chunk(hc_kb* kb, const wino_emit* e, const mm_plan* q, LLVMValueRef U, LLVMValueRef V, LLVMValueRef Mx,
+                     LLVMValueRef xi, LLVMValueRef m0, LLVMValueRef tc, int nv) {
+  int64_t C = e->s->C;
+  mm_kblock(kb, e, q, U, V, Mx, xi, m0, tc, nv, hc_kb_i64(kb, 0), hc_kb_i64(kb, q->kc < C ? q->kc : C), false);
+  if (q->nkb < 2) return;
+  hc_loop kl;
+  LLVMValueRef kbi = hc_loop_begin(kb, &kl, hc_kb_i64(kb, 1), hc_kb_i64(kb, q->nkb), "kb");
+  LLVMValueRef k0 = hc_kb_imul(kb, kbi, hc_kb_i64(kb, q->kc));
+  LLVMValueRef kc = hc_kb_imin(kb, hc_kb_i64(kb, q->kc), LLVMBuildSub(kb->b, hc_kb_i64(kb, C), k0, ""));
+  mm_kblock(kb, e, q, U, V, Mx, xi, m0, tc, nv, k0, kc, true);
+  hc_loop_end(kb, &kl);
 }
 
 /* "wino_mm": Mx[xi] = U[xi] x V[xi], output channels as vectors and tiles

@@ -36,6 +36,7 @@ CASES = [
     (0, "fuse_conv_wino4x4_res_relu", 4, False),
     (0, "fast_conv_wino_13x17", 2, False),
     (0, "fast_conv_wino_14", 2, False),
+    (0, "fast_conv_wino_c300", 2, False),
     (0, "fast_conv_wino_b2_m80", 2, False),
     (0, "fast_conv_wino_asym_nobias_wrt", 2, True),
     (0, "fuse_conv_wino3x3_gelu_erf", 2, False),

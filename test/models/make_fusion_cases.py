@@ -228,6 +228,9 @@ def kernel_cases(root):
         "conv_wino_14": (1, 256, 14, 14, 256, 3, 1, 1, 1, 1),
         "conv_wino_28": (1, 128, 28, 28, 128, 3, 1, 1, 1, 1),
         "conv_wino_56": (1, 64, 56, 56, 64, 3, 1, 1, 1, 1),
+        # Input channels in several reduction blocks of the products, the
+        # last one short: 5 x 60 on AVX-512, 2 x 150 on AVX2.
+        "conv_wino_c300": (1, 300, 12, 14, 40, 3, 1, 1, 1, 1),
         "conv_wino4_ragged": (1, 16, 45, 50, 24, 3, 1, 1, 1, 1),
         "conv_wino4_b2": (2, 24, 30, 33, 40, 3, 1, 1, 1, 1),
         # 625 4x4 tiles in ten blocks of the workspace (64 tiles, the last 49).
