@@ -50,6 +50,8 @@
 #define WINO_PW 16  /* output channels per panel of U (one AVX-512 vector) */
 /* Bytes of U one reduction block of the products reads per task (see plan_products). */
 #define WINO_MM_L1_BYTES (16 * 1024)
+/* Tiles ahead the output transform prefetches its products (see emit_output). */
+#define WINO_OUT_PREFETCH 2
 
 /* Transform matrices of F(m, 3): B^T (alpha x alpha), G (alpha x 3), A^T
  * (m x alpha). */
@@ -539,20 +541,27 @@ static void mm_tile(hc_kb* kb, const wino_emit* e, LLVMValueRef U, LLVMValueRef 
     }
 }
 
-/* Task tk of a kernel whose tasks are `units` tile units (tile chunks,
- * tiles) times `per` others, ordered as two halves of the units (the first
- * (units+1)/2 of them, then the rest), each with the unit fastest: at two
- * threads, the products and the output transform of a tile run on the
- * same core. Sets *unit and *other. */
-static void split_tile_halves(hc_kb* kb, LLVMValueRef tk, int64_t units, int64_t per, LLVMValueRef* unit,
-                              LLVMValueRef* other) {
+/* Task tk of a kernel whose tasks are `units` units times `per` others,
+ * ordered as two halves of the units (the first h of them, then the rest),
+ * each half over all others. unit_fastest: within a half, consecutive
+ * tasks take consecutive units (else consecutive others). The runtime hands
+ * each of two threads a contiguous half of the tasks, so at two threads a
+ * thread keeps to one half of the units. Sets *unit and *other. */
+static void split_halves(hc_kb* kb, LLVMValueRef tk, int64_t units, int64_t h, int64_t per, bool unit_fastest,
+                         LLVMValueRef* unit, LLVMValueRef* other) {
   LLVMBuilderRef b = kb->b;
-  int64_t h = (units + 1) / 2, first = h * per;
+  int64_t first = h * per;
   LLVMValueRef second = LLVMBuildICmp(b, LLVMIntUGE, tk, hc_kb_i64(kb, first), "");
   LLVMValueRef r = LLVMBuildSelect(b, second, LLVMBuildSub(b, tk, hc_kb_i64(kb, first), ""), tk, "");
-  LLVMValueRef cnt = LLVMBuildSelect(b, second, hc_kb_i64(kb, units - h > 0 ? units - h : 1), hc_kb_i64(kb, h), "");
-  *unit = hc_kb_iadd(kb, LLVMBuildSelect(b, second, hc_kb_i64(kb, h), hc_kb_i64(kb, 0), ""), LLVMBuildURem(b, r, cnt, ""));
-  *other = LLVMBuildUDiv(b, r, cnt, "");
+  LLVMValueRef base = LLVMBuildSelect(b, second, hc_kb_i64(kb, h), hc_kb_i64(kb, 0), "");
+  if (unit_fastest) {
+    LLVMValueRef cnt = LLVMBuildSelect(b, second, hc_kb_i64(kb, units - h > 0 ? units - h : 1), hc_kb_i64(kb, h), "");
+    *unit = hc_kb_iadd(kb, base, LLVMBuildURem(b, r, cnt, ""));
+    *other = LLVMBuildUDiv(b, r, cnt, "");
+  } else {
+    *unit = hc_kb_iadd(kb, base, LLVMBuildUDiv(b, r, hc_kb_i64(kb, per), ""));
+    *other = LLVMBuildURem(b, r, hc_kb_i64(kb, per), "");
+  }
 }
 
 /* The tiles of chunk tc for one channel block of nv vectors over input
@@ -622,11 +631,15 @@ static hx_status_t emit_products(wino_emit* e) {
   LLVMValueRef Mx = ws_at(&kb, g->x_off);
   hc_loop task;
   LLVMValueRef tk = hc_kb_task_loop_begin(&kb, &task);
-  /* Tasks in two halves of the tiles, each over every xi and channel block:
-   * with two threads, each computes every xi of its half of the tiles, so
-   * that the output transform finds them in its own cache. */
+  /* Tasks in two halves of the tile chunks (where there are two), each over
+   * every xi and channel block, the channel block fastest (U's panels in
+   * memory order). Where there is one chunk, two threads split xi: the
+   * output transform then reads half of a tile's products from the other
+   * core, which costs less than either thread streaming all of U (split by
+   * tiles) or reading all of V (split by channels; ResNet-50's 14x14 and
+   * 28x28 products 1.4x slower at two threads). */
   LLVMValueRef tc, rest;
-  split_tile_halves(&kb, tk, q.ntc, g->nxi * q.ncb, &tc, &rest);
+  split_halves(&kb, tk, q.ntc, (q.ntc + 1) / 2, g->nxi * q.ncb, true, &tc, &rest);
   LLVMValueRef cb = LLVMBuildURem(b, rest, hc_kb_i64(&kb, q.ncb), "");
   LLVMValueRef xi = LLVMBuildUDiv(b, rest, hc_kb_i64(&kb, q.ncb), "");
   LLVMValueRef m0 = hc_kb_imul(&kb, cb, hc_kb_i64(&kb, (int64_t)q.nv * e->vl));
@@ -676,11 +689,31 @@ static hx_status_t emit_output(wino_emit* e) {
   LLVMValueRef buf = hc_kb_alloca(&kb, buft, "ytile");
   hc_loop task;
   LLVMValueRef tk = hc_kb_task_loop_begin(&kb, &task);
-  /* Consecutive tasks: neighbouring tiles of the same channels (stores run
-   * along the output rows). */
+  /* Tasks in two halves of the channel vectors, each over all tiles with
+   * the tile fastest (stores run along the output rows). At two threads a
+   * thread writes whole planes of the output, as the convolutions and
+   * element-wise kernels that read it split them: split by tiles, each
+   * thread's stores hit lines the other core had read in the previous run,
+   * and ResNet-50's output transforms ran 1.5-1.9x slower at two threads
+   * than at one (0.9-1.0x split by channels). */
   LLVMValueRef tt, cv; /* tt: tile in the block */
-  split_tile_halves(&kb, tk, e->tn, ncv, &tt, &cv);
+  split_halves(&kb, tk, ncv, (ncv + 1) / 2, e->tn, false, &cv, &tt);
   LLVMValueRef m0 = hc_kb_imul(&kb, cv, hc_kb_i64(&kb, vl));
+  /* A tile's alpha^2 vectors lie in alpha^2 planes of Mx, too many streams
+   * for the hardware prefetchers; at two threads half of them were written
+   * by the other core (the products split xi), and each such load waited
+   * on a transfer: ResNet-50's output transforms ran 1.5-1.9x slower at two
+   * threads than at one. Prefetch the vectors of the tile WINO_OUT_PREFETCH
+   * tasks ahead (the next tasks take the next tiles). */
+  for (int x = 0; x < a * a; ++x) {
+    LLVMValueRef idx = hc_kb_iadd(
+        &kb, hc_kb_i64(&kb, (int64_t)x * g->mxs),
+        hc_kb_iadd(&kb, hc_kb_imul(&kb, hc_kb_iadd(&kb, tt, hc_kb_i64(&kb, WINO_OUT_PREFETCH)), hc_kb_i64(&kb, g->Mp)),
+                   m0));
+    LLVMValueRef args[4] = {hc_kb_gep(&kb, HX_DTYPE_FLOAT32, Mx, idx), LLVMConstInt(kb.t_i32, 0, 0),
+                            LLVMConstInt(kb.t_i32, 3, 0), LLVMConstInt(kb.t_i32, 1, 0)};
+    hc_kb_intrinsic(&kb, "llvm.prefetch", kb.t_ptr, args, 4);
+  }
   LLVMValueRef q[4][WINO_MAX_A];
   for (int j = 0; j < a; ++j) {
     LLVMValueRef col[WINO_MAX_A];
