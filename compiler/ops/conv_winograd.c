@@ -487,11 +487,11 @@ static void plan_products(const wino_emit* e, mm_plan* q) {
 /* One micro-kernel call: tiles [t0, t0+mr) (broadcast from V[xi][c][t])
  * times nv vectors of output channels from m0 (U's panels), over input
  * channels [k0, k0 + kc), stored to Mx[xi][t][oc] (added to what is there
- * when `accumulate`). pf: U element whose line to prefetch at step 0
- * (NULL = none). */
+ * where the i1 `accumulate` is true; NULL = never). pf: U element whose line
+ * to prefetch at step 0 (NULL = none). */
 static void mm_tile(hc_kb* kb, const wino_emit* e, LLVMValueRef U, LLVMValueRef V, LLVMValueRef Mx, LLVMValueRef xi,
                     LLVMValueRef m0, LLVMValueRef t0, int mr, int nv, LLVMValueRef k0, LLVMValueRef kc,
-                    bool accumulate, LLVMValueRef pf) {
+                    LLVMValueRef accumulate, LLVMValueRef pf) {
   const hc_wino_shape* s = e->s;
   int64_t Tb = e->g.Tb, Mp = e->g.Mp;
   unsigned vl = e->vl;
@@ -528,11 +528,16 @@ static void mm_tile(hc_kb* kb, const wino_emit* e, LLVMValueRef U, LLVMValueRef 
   LLVMValueRef acc[HC_UKR_MAX_MR * HC_UKR_MAX_NV] = {0};
   LLVMValueRef row0 = hc_kb_iadd(kb, hc_kb_imul(kb, xi, hc_kb_i64(kb, e->g.mxs)),
                                  hc_kb_iadd(kb, hc_kb_imul(kb, t0, hc_kb_i64(kb, Mp)), m0));
+  /* One copy of the loop for every reduction block: the first block's
+   * loads are of workspace it does not use (the select drops them), which
+   * costs less than a second copy of the code. */
   if (accumulate)
     for (int i = 0; i < mr; ++i)
-      for (int v = 0; v < nv; ++v)
-        acc[i * nv + v] = hc_ukr_load(kb, HX_DTYPE_FLOAT32, Mx,
-                                      hc_kb_iadd(kb, row0, hc_kb_i64(kb, (int64_t)i * Mp + (int64_t)v * vl)), vl, vl);
+      for (int v = 0; v < nv; ++v) {
+        LLVMValueRef old = hc_ukr_load(kb, HX_DTYPE_FLOAT32, Mx,
+                                       hc_kb_iadd(kb, row0, hc_kb_i64(kb, (int64_t)i * Mp + (int64_t)v * vl)), vl, vl);
+        acc[i * nv + v] = LLVMBuildSelect(kb->b, accumulate, old, LLVMConstNull(LLVMTypeOf(old)), "");
+      }
   hc_ukr_emit(kb, &u, acc);
   for (int i = 0; i < mr; ++i)
     for (int v = 0; v < nv; ++v) {
@@ -569,7 +574,7 @@ static void split_halves(hc_kb* kb, LLVMValueRef tk, int64_t units, int64_t h, i
  * the tiles left over. */
 static void mm_kblock(hc_kb* kb, const wino_emit* e, const mm_plan* q, LLVMValueRef U, LLVMValueRef V, LLVMValueRef Mx,
                       LLVMValueRef xi, LLVMValueRef m0, LLVMValueRef tc, int nv, LLVMValueRef k0, LLVMValueRef kc,
-                      bool accumulate) {
+                      LLVMValueRef accumulate) {
   LLVMBuilderRef b = kb->b;
   LLVMValueRef blk0 = hc_kb_imul(kb, tc, hc_kb_i64(kb, q->kchunk));
   LLVMValueRef blk1 = hc_kb_imin(kb, hc_kb_iadd(kb, blk0, hc_kb_i64(kb, q->kchunk)), hc_kb_i64(kb, q->nfull));
@@ -603,13 +608,15 @@ static void mm_kblock(hc_kb* kb, const wino_emit* e, const mm_plan* q, LLVMValue
 static void mm_chunk(hc_kb* kb, const wino_emit* e, const mm_plan* q, LLVMValueRef U, LLVMValueRef V, LLVMValueRef Mx,
                      LLVMValueRef xi, LLVMValueRef m0, LLVMValueRef tc, int nv) {
   int64_t C = e->s->C;
-  mm_kblock(kb, e, q, U, V, Mx, xi, m0, tc, nv, hc_kb_i64(kb, 0), hc_kb_i64(kb, q->kc < C ? q->kc : C), false);
-  if (q->nkb < 2) return;
+  if (q->nkb < 2) {
+    mm_kblock(kb, e, q, U, V, Mx, xi, m0, tc, nv, hc_kb_i64(kb, 0), hc_kb_i64(kb, C), NULL);
+    return;
+  }
   hc_loop kl;
-  LLVMValueRef kbi = hc_loop_begin(kb, &kl, hc_kb_i64(kb, 1), hc_kb_i64(kb, q->nkb), "kb");
+  LLVMValueRef kbi = hc_loop_begin(kb, &kl, hc_kb_i64(kb, 0), hc_kb_i64(kb, q->nkb), "kb");
   LLVMValueRef k0 = hc_kb_imul(kb, kbi, hc_kb_i64(kb, q->kc));
   LLVMValueRef kc = hc_kb_imin(kb, hc_kb_i64(kb, q->kc), LLVMBuildSub(kb->b, hc_kb_i64(kb, C), k0, ""));
-  mm_kblock(kb, e, q, U, V, Mx, xi, m0, tc, nv, k0, kc, true);
+  mm_kblock(kb, e, q, U, V, Mx, xi, m0, tc, nv, k0, kc, LLVMBuildICmp(kb->b, LLVMIntNE, kbi, hc_kb_i64(kb, 0), ""));
   hc_loop_end(kb, &kl);
 }
 
