@@ -327,4 +327,11 @@ enum { HC_PACK_PLAIN = 2 };
  * channels: [alpha^2][ceil(M/16)][C][16], zero past M. */
 enum { HC_PACK_WINOGRAD = 3 };
 
+/* Appended HC_PACK_* layout (compiler/ops/conv.c): a float32 ConvTranspose
+ * weight W[C][Mg][taps] regrouped by output phase (the taps each stride
+ * residue of the output receives, in tap order): phase after phase,
+ * [G][Cg][Mg][taps of the phase], so that a phase kernel reads its taps
+ * contiguously instead of a stride through every tap of W. */
+enum { HC_PACK_CONVT_PHASES = 4 };
+
 #endif /* HARNESS_IR_GRAPH_H */

@@ -32,7 +32,7 @@
 
 #define FUSE_MAX_OPS 32
 
-extern const hc_op_desc hc_op_conv, hc_op_gemm, hc_op_matmul, hc_op_fused_elementwise;
+extern const hc_op_desc hc_op_conv, hc_op_conv_transpose, hc_op_gemm, hc_op_matmul, hc_op_fused_elementwise;
 
 /* Consumers of every value (live nodes, one entry per input slot). */
 typedef struct uses {
@@ -437,7 +437,7 @@ static hx_status_t run_pack_weights(hc_pass_ctx* ctx, hc_graph* g) {
     bool done = false;
     if (n->op == &hc_op_gemm || n->op == &hc_op_matmul)
       HX_RETURN_IF_ERROR(hc_matmul_prepack(g, n, &done));
-    else if (n->op == &hc_op_conv)
+    else if (n->op == &hc_op_conv || n->op == &hc_op_conv_transpose)
       HX_RETURN_IF_ERROR(hc_conv_prepack(g, n, &done));
     packed += done;
   }

@@ -1117,8 +1117,13 @@ static int conv_wino_m(const conv_plan* p, hc_wino_shape* s) {
 }
 
 static int conv_fast_kind(const conv_plan* p) {
-  if (p->transpose || p->dt != HX_DTYPE_FLOAT32 || p->nd < 1 || p->nd > 2) return CF_NONE;
+  if (p->dt != HX_DTYPE_FLOAT32 || p->nd < 1 || p->nd > 2) return CF_NONE;
   if (p->N * p->M * p->out_plane == 0 || p->Cg == 0 || p->ktot > HC_UKR_MAX_TERMS) return CF_NONE;
+  /* ConvTranspose: each output phase is a stride-1 product over the input
+   * image with its own taps (flat_build), which the pixels kernel computes
+   * like a convolution's, one kernel per phase. float32 weights only (the
+   * precision pass narrows Conv, Gemm and MatMul weights). */
+  if (p->transpose) return p->wt == HX_DTYPE_UNDEFINED || p->wt == HX_DTYPE_FLOAT32 ? CF_PIXELS : CF_NONE;
   hc_wino_shape ws;
   if (conv_wino_m(p, &ws)) return CF_WINOGRAD;
   if (p->nd == 2 && p->Cg == 1 && p->Mg == 1 && p->s[0] == p->s[1] && (p->s[0] == 1 || p->s[0] == 2) && p->d[0] == 1 &&
@@ -1238,6 +1243,15 @@ static hx_status_t emit_pack_weights(hc_lower_ctx* lc, const hc_node* n, const c
   return HX_OK;
 }
 
+/* Whether ConvTranspose output phases interleave (a stride above 1): a
+ * phase's outputs are then not contiguous in y. */
+static bool conv_strided_phases(const conv_plan* p) {
+  if (!p->transpose) return false;
+  for (int i = 0; i < p->nd; ++i)
+    if (p->s[i] != 1) return true;
+  return false;
+}
+
 /* Kernel-time state shared by both fast kernels. */
 typedef struct cf_emit {
   hc_kb* kb;
@@ -1255,6 +1269,11 @@ typedef struct cf_emit {
   LLVMValueRef scales;          /* int8 weights: float32 scale per output channel (NULL otherwise) */
   bool tile_epilogue;           /* channels kernel: heavy fused ops whose operands are uniform over the
                                    image, applied to the stack tile in a vector loop before the stores */
+  /* ConvTranspose phases: the phase's residues and its terms' tap and
+   * source offsets read from the kernel's table (hc_kb_param), so that
+   * phases of one shape share one body; NULL for a convolution. */
+  LLVMValueRef rho[WIN_MAX_SP], tap[HC_UKR_MAX_TERMS], tsrc[HC_UKR_MAX_TERMS];
+  LLVMValueRef phase_base;      /* weights in HC_PACK_CONVT_PHASES: this phase's first element */
 } cf_emit;
 
 /* Stores `count` flat outputs starting at flat position fpos of output
@@ -1281,7 +1300,14 @@ static void cf_store_flat(cf_emit* e, LLVMValueRef nn, LLVMValueRef m, LLVMValue
     hc_loop_end(kb, &cl);
     return;
   }
-  /* Rows of pitch VL: the run [max(fpos, rs), min(fpos+count, rs+OW)). */
+  /* Rows of pitch VL: the run [max(fpos, rs), min(fpos+count, rs+T)), T the
+   * phase's outputs per row (OW for a convolution). A ConvTranspose phase's
+   * output t of a dim lands at y position t*stride + rho. */
+  const flat_phase* P = e->P;
+  int L = p->nd - 1;
+  int64_t so = p->transpose ? p->s[L] : 1, so0 = p->transpose && p->nd == 2 ? p->s[0] : 1;
+  LLVMValueRef rho = e->rho[L] ? e->rho[L] : hc_kb_i64(kb, P->rho[L]);
+  LLVMValueRef rho0 = p->nd == 2 ? (e->rho[0] ? e->rho[0] : hc_kb_i64(kb, P->rho[0])) : hc_kb_i64(kb, 0);
   LLVMValueRef fe = hc_kb_iadd(kb, fpos, hc_kb_i64(kb, count));
   LLVMValueRef row_lo = LLVMBuildUDiv(b, fpos, hc_kb_i64(kb, VL), "");
   LLVMValueRef row_hi = hc_kb_iadd(kb, LLVMBuildUDiv(b, LLVMBuildSub(b, fe, hc_kb_i64(kb, 1), ""), hc_kb_i64(kb, VL), ""), hc_kb_i64(kb, 1));
@@ -1289,14 +1315,16 @@ static void cf_store_flat(cf_emit* e, LLVMValueRef nn, LLVMValueRef m, LLVMValue
   LLVMValueRef row = hc_loop_begin(kb, &rl, row_lo, row_hi, "srow");
   LLVMValueRef rs = hc_kb_imul(kb, row, hc_kb_i64(kb, VL));
   LLVMValueRef c_lo = hc_kb_imax(kb, LLVMBuildSub(b, fpos, rs, ""), hc_kb_i64(kb, 0));
-  LLVMValueRef c_hi = hc_kb_imin(kb, LLVMBuildSub(b, fe, rs, ""), hc_kb_i64(kb, OW));
-  LLVMValueRef yrow = hc_kb_imul(kb, row, hc_kb_i64(kb, OW));
+  LLVMValueRef c_hi = hc_kb_imin(kb, LLVMBuildSub(b, fe, rs, ""), hc_kb_i64(kb, P->T[L]));
+  LLVMValueRef yrow = p->nd == 2 ? hc_kb_imul(kb, hc_kb_iadd(kb, hc_kb_imul(kb, row, hc_kb_i64(kb, so0)), rho0),
+                                              hc_kb_i64(kb, OW))
+                                 : hc_kb_i64(kb, 0);
   LLVMValueRef toff = LLVMBuildSub(b, rs, fpos, "");
   LLVMValueRef c = hc_loop_begin(kb, &cl, c_lo, c_hi, "scol");
   LLVMValueRef tc = hc_kb_iadd(kb, toff, c);
   LLVMValueRef ti = hc_kb_iadd(kb, tbase, tstride == 1 ? tc : hc_kb_imul(kb, tc, hc_kb_i64(kb, tstride)));
   LLVMValueRef v = LLVMBuildLoad2(b, kb->t_f32, LLVMBuildGEP2(b, kb->t_f32, e->tile, &ti, 1, ""), "");
-  LLVMValueRef sp = hc_kb_iadd(kb, yrow, c);
+  LLVMValueRef sp = hc_kb_iadd(kb, yrow, so == 1 ? c : hc_kb_iadd(kb, hc_kb_imul(kb, c, hc_kb_i64(kb, so)), rho));
   LLVMValueRef coord[3] = {nn, m, sp};
   v = hc_epilogue_apply(kb, &e->epi, v, coord);
   hc_kb_store(kb, p->dt, e->Y, hc_kb_iadd(kb, ybase, sp), v);
@@ -1419,16 +1447,34 @@ static void pix_tile(cf_emit* e, const cf_pix_plan* q, int rows, int nv, unsigne
   u.a_st = p->wt;
   u.b = e->src;
   u.outer = hc_kb_i64(kb, p->Cg);
-  u.a_base = hc_kb_imul(kb, m, hc_kb_i64(kb, p->Cg * p->ktot));
-  u.a_outer = p->ktot;
-  for (int i = 0; i < rows; ++i) u.a_row[i] = (int64_t)i * p->Cg * p->ktot;
+  if (p->transpose && e->phase_base) {
+    /* HC_PACK_CONVT_PHASES: [G][Cg][Mg][nterms] from the phase's base. */
+    int64_t nt = e->P->nterms;
+    LLVMValueRef mg = LLVMBuildSub(kb->b, m, hc_kb_imul(kb, g, hc_kb_i64(kb, p->Mg)), "");
+    u.a_base = hc_kb_iadd(kb, e->phase_base,
+                          hc_kb_imul(kb, hc_kb_iadd(kb, hc_kb_imul(kb, g, hc_kb_i64(kb, p->Cg * p->Mg)), mg), hc_kb_i64(kb, nt)));
+    u.a_outer = p->Mg * nt;
+    for (int i = 0; i < rows; ++i) u.a_row[i] = (int64_t)i * nt;
+  } else if (p->transpose) {
+    /* W[C][Mg][taps]: input channel g*Cg + c, output channel m = g*Mg + mg. */
+    LLVMValueRef mg = LLVMBuildSub(kb->b, m, hc_kb_imul(kb, g, hc_kb_i64(kb, p->Mg)), "");
+    u.a_base = hc_kb_imul(kb, hc_kb_iadd(kb, hc_kb_imul(kb, g, hc_kb_i64(kb, p->Cg * p->Mg)), mg), hc_kb_i64(kb, p->ktot));
+    u.a_outer = p->Mg * p->ktot;
+    for (int i = 0; i < rows; ++i) u.a_row[i] = (int64_t)i * p->ktot;
+  } else {
+    u.a_base = hc_kb_imul(kb, m, hc_kb_i64(kb, p->Cg * p->ktot));
+    u.a_outer = p->ktot;
+    for (int i = 0; i < rows; ++i) u.a_row[i] = (int64_t)i * p->Cg * p->ktot;
+  }
   LLVMValueRef c0 = hc_kb_iadd(kb, hc_kb_imul(kb, nn, hc_kb_i64(kb, p->C)), hc_kb_imul(kb, g, hc_kb_i64(kb, p->Cg)));
   u.b_base = hc_kb_iadd(kb, hc_kb_imul(kb, c0, hc_kb_i64(kb, e->chan)), fpos);
   u.b_outer = e->chan;
   for (int v = 0; v < nv; ++v) u.b_vec[v] = (int64_t)v * vl;
   for (int t = 0; t < e->P->nterms; ++t) {
-    u.a_term[t] = e->P->terms[t].tap;
+    u.a_term[t] = e->phase_base ? t : e->P->terms[t].tap;
     u.b_term[t] = e->P->terms[t].src;
+    u.a_term_rt[t] = e->phase_base ? NULL : e->tap[t];
+    u.b_term_rt[t] = e->tsrc[t];
   }
   u.nterms = e->P->nterms;
   LLVMValueRef acc[HC_UKR_MAX_MR * HC_UKR_MAX_NV] = {0};
@@ -1561,7 +1607,7 @@ static hx_status_t emit_conv_pixels(hc_lower_ctx* lc, cf_emit* e) {
     const int64_t* cf = e->epi.coef[i - e->n->fused_input_base];
     if (e->n->inputs[i] && (cf[2] != 0 || (heavy && (cf[0] != 0 || cf[1] != 0)))) plane_uniform = false;
   }
-  e->masked_rows = !e->direct && p->nd == 2 && e->f->V[1] >= (int64_t)e->vl && plane_uniform;
+  e->masked_rows = !e->direct && p->nd == 2 && e->f->V[1] >= (int64_t)e->vl && plane_uniform && !conv_strided_phases(p);
   if (!e->direct || e->epi.count) e->tile = hc_kb_alloca(kb, LLVMArrayType2(kb->t_f32, (uint64_t)(q.mr * q.nr)), "tile");
   hc_loop task;
   LLVMValueRef t = hc_kb_task_loop_begin(kb, &task);
@@ -2426,6 +2472,65 @@ static int64_t cf_tasks(const hc_lower_ctx* lc, const conv_plan* p, const flat_p
   return p->N * p->G * q.ncb * q.nrb;
 }
 
+/* Offset (in elements) of phase phi's taps in HC_PACK_CONVT_PHASES. */
+static int64_t convt_phase_base(const conv_plan* p, const flat_plan* f, int phi) {
+  int64_t off = 0;
+  for (int q = 0; q < phi; ++q) off += p->G * p->Cg * p->Mg * f->phases[q].nterms;
+  return off;
+}
+
+/* The fast kernel of output phase phi. */
+static hx_status_t emit_fast_phase(hc_lower_ctx* lc, hc_node* n, const conv_plan* p, int kind, const flat_plan* f,
+                                   const cf_layout* l, bool packed, int phi, unsigned vl) {
+  cf_emit e = {.n = n, .p = p, .f = f, .P = &f->phases[phi], .vl = vl};
+  hc_kb kb;
+  char suffix[32];
+  snprintf(suffix, sizeof suffix, "phase%d", phi);
+  hx_status_t st = hc_kb_begin(lc, n, f->nphase > 1 ? suffix : NULL, cf_tasks(lc, p, e.P, kind, vl), &kb);
+  if (st != HX_OK) return st;
+  e.kb = &kb;
+  hc_ukr_prefer_full_width(&kb);
+  e.X = hc_kb_ptr(&kb, n->inputs[0]);
+  if (kind == CF_CHANNELS && !packed)
+    e.W = LLVMBuildGEP2(kb.b, kb.t_i8, hc_kb_workspace(&kb), (LLVMValueRef[]){hc_kb_i64(&kb, (int64_t)l->panels)}, 1, "");
+  else
+    e.W = hc_kb_ptr(&kb, n->inputs[1]);
+  e.B = hc_input(n, 2) ? hc_kb_ptr(&kb, hc_input(n, 2)) : NULL;
+  if (p->wt == HX_DTYPE_INT8)
+    e.scales = LLVMBuildGEP2(kb.b, kb.t_i8, hc_kb_ptr(&kb, n->inputs[1]), (LLVMValueRef[]){hc_kb_i64(&kb, (int64_t)p->wscales)}, 1, "");
+  e.Y = hc_kb_ptr(&kb, n->outputs[0]);
+  e.src = f->repack ? hc_kb_workspace(&kb) : e.X;
+  e.chan = f->repack ? f->nimg * f->PV : p->in_plane;
+  e.direct = !conv_strided_phases(p) && (p->nd == 1 || f->V[1] == p->out[1]);
+  if (p->transpose) {
+    if (hc_packed_is(n, 1, HC_PACK_CONVT_PHASES)) e.phase_base = hc_kb_param(&kb, convt_phase_base(p, f, phi));
+    for (int i = 0; i < p->nd; ++i) e.rho[i] = hc_kb_param(&kb, e.P->rho[i]);
+    for (int t = 0; t < e.P->nterms; ++t) {
+      e.tap[t] = hc_kb_param(&kb, e.P->terms[t].tap);
+      e.tsrc[t] = hc_kb_param(&kb, e.P->terms[t].src);
+    }
+  }
+  const int split[2] = {1, 2};
+  st = hc_epilogue_begin(&kb, n, split, &e.epi);
+  if (st == HX_OK)
+    st = kind == CF_PIXELS     ? emit_conv_pixels(lc, &e)
+         : kind == CF_CHANNELS ? emit_conv_channels(lc, &e)
+                               : emit_conv_depthwise(lc, &e);
+  if (st == HX_OK) {
+    /* A phase's share: its outputs and its taps. */
+    const flat_phase* P = e.P;
+    double points = (double)p->N * (double)p->M * (double)hc_shape_numel(p->nd, P->T);
+    double flops = 2.0 * points * (double)p->Cg * (double)P->nterms + points * hc_epilogue_flops_per_element(n);
+    double share = (double)hc_shape_numel(p->nd, P->T) / (double)p->out_plane;
+    double bytes = (double)(f->repack && kind != CF_DEPTHWISE ? (double)(p->N * p->C * f->nimg * f->PV) * 4.0
+                                                               : (double)hc_value_nbytes(n->inputs[0])) +
+                   (double)hc_value_nbytes(n->inputs[1]) + points * 4.0 + hc_epilogue_bytes(n) * share;
+    hc_kb_end(&kb, flops, bytes);
+  }
+  return st;
+}
+
+
 static hx_status_t lower_conv_fast(hc_lower_ctx* lc, hc_node* n, const conv_plan* p, int kind) {
   if (kind == CF_WINOGRAD) {
     hc_wino_shape ws;
@@ -2450,40 +2555,11 @@ static hx_status_t lower_conv_fast(hc_lower_ctx* lc, hc_node* n, const conv_plan
     return st;
   }
   unsigned vl = hc_ukr_lanes(lc, HX_DTYPE_FLOAT32);
-  cf_emit e = {.n = n, .p = p, .f = &f, .P = &f.phases[0], .vl = vl};
-  hc_kb kb;
-  st = hc_kb_begin(lc, n, NULL, cf_tasks(lc, p, e.P, kind, vl), &kb);
-  if (st != HX_OK) {
-    flat_free(&f);
-    return st;
-  }
-  e.kb = &kb;
-  hc_ukr_prefer_full_width(&kb);
-  e.X = hc_kb_ptr(&kb, n->inputs[0]);
-  if (kind == CF_CHANNELS && !packed)
-    e.W = LLVMBuildGEP2(kb.b, kb.t_i8, hc_kb_workspace(&kb), (LLVMValueRef[]){hc_kb_i64(&kb, (int64_t)l.panels)}, 1, "");
-  else
-    e.W = hc_kb_ptr(&kb, n->inputs[1]);
-  e.B = hc_input(n, 2) ? hc_kb_ptr(&kb, hc_input(n, 2)) : NULL;
-  if (p->wt == HX_DTYPE_INT8)
-    e.scales = LLVMBuildGEP2(kb.b, kb.t_i8, hc_kb_ptr(&kb, n->inputs[1]), (LLVMValueRef[]){hc_kb_i64(&kb, (int64_t)p->wscales)}, 1, "");
-  e.Y = hc_kb_ptr(&kb, n->outputs[0]);
-  e.src = f.repack ? hc_kb_workspace(&kb) : e.X;
-  e.chan = f.repack ? f.nimg * f.PV : p->in_plane;
-  e.direct = p->nd == 1 || f.V[1] == p->out[1];
-  const int split[2] = {1, 2};
-  st = hc_epilogue_begin(&kb, n, split, &e.epi);
-  if (st == HX_OK)
-    st = kind == CF_PIXELS     ? emit_conv_pixels(lc, &e)
-         : kind == CF_CHANNELS ? emit_conv_channels(lc, &e)
-                               : emit_conv_depthwise(lc, &e);
-  if (st == HX_OK) {
-    double points = (double)p->N * (double)p->M * (double)p->out_plane;
-    double flops = 2.0 * points * (double)p->Cg * (double)p->ktot + points * hc_epilogue_flops_per_element(n);
-    double bytes = (double)(f.repack && kind != CF_DEPTHWISE ? (double)(p->N * p->C * f.nimg * f.PV) * 4.0
-                                                              : (double)hc_value_nbytes(n->inputs[0])) +
-                   (double)hc_value_nbytes(n->inputs[1]) + points * 4.0 + hc_epilogue_bytes(n);
-    hc_kb_end(&kb, flops, bytes);
+  /* One kernel per output phase (ConvTranspose with strides; a
+   * convolution has one). */
+  for (int phi = 0; st == HX_OK && phi < f.nphase; ++phi) {
+    if (!f.phases[phi].F) continue;
+    st = emit_fast_phase(lc, n, p, kind, &f, &l, packed, phi, vl);
   }
   flat_free(&f);
   return st;
@@ -2511,8 +2587,47 @@ static void pack_conv_weights_bytes(const uint8_t* w, size_t es, const conv_plan
                  es);
 }
 
+extern const hc_op_desc hc_op_conv_transpose;
+
+/* Regroups a constant float32 ConvTranspose weight by output phase. */
+static hx_status_t convt_prepack(hc_graph* g, hc_node* n, bool* out_done) {
+  conv_plan p;
+  hx_status_t st = conv_setup(n, true, &p);
+  if (st != HX_OK) {
+    hx_status_free(st);
+    return HX_OK;
+  }
+  hc_value* w = n->inputs[1];
+  if (n->packed || conv_fast_kind(&p) != CF_PIXELS || w->kind != HC_VALUE_CONST || !w->data) return HX_OK;
+  flat_plan f;
+  HX_RETURN_IF_ERROR(flat_build(n, &p, true, &f));
+  int64_t total = convt_phase_base(&p, &f, f.nphase);
+  float* data = hc_graph_alloc_data(g, (size_t)(total > 0 ? total : 1) * sizeof(float));
+  if (!data) {
+    flat_free(&f);
+    return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory packing '%s'", w->name);
+  }
+  const float* src = w->data;
+  for (int phi = 0; phi < f.nphase; ++phi) {
+    const flat_phase* P = &f.phases[phi];
+    float* dst = data + convt_phase_base(&p, &f, phi);
+    for (int64_t c = 0; c < p.C; ++c) /* [G][Cg] is C */
+      for (int64_t mg = 0; mg < p.Mg; ++mg)
+        for (int t = 0; t < P->nterms; ++t)
+          dst[(c * p.Mg + mg) * P->nterms + t] = src[(c * p.Mg + mg) * p.ktot + P->terms[t].tap];
+  }
+  flat_free(&f);
+  char name[256];
+  snprintf(name, sizeof name, "%s.phases", w->name);
+  int64_t dims[1] = {total};
+  HX_RETURN_IF_ERROR(hc_install_packed(g, n, w, name, p.dt, 1, dims, data, HC_PACK_CONVT_PHASES, NULL));
+  *out_done = true;
+  return HX_OK;
+}
+
 hx_status_t hc_conv_prepack(hc_graph* g, hc_node* n, bool* out_done) {
   *out_done = false;
+  if (n->op == &hc_op_conv_transpose) return convt_prepack(g, n, out_done);
   /* A weight the precision pass narrowed (HC_PACK_PLAIN) is packed in its
    * element type, from the narrowed copy. */
   bool narrowed = hc_packed_is(n, 1, HC_PACK_PLAIN);

@@ -148,13 +148,13 @@ static void emit_step(hc_kb* kb, const hc_ukr* u, LLVMValueRef a_o, LLVMValueRef
   if (u->a_prefetch > 0) emit_prefetch_a(kb, u, a_o);
   for (int t = 0; t < u->nterms; ++t) {
     LLVMValueRef bv[HC_UKR_MAX_NV];
-    LLVMValueRef bt = hc_kb_iadd(kb, b_o, hc_kb_i64(kb, u->b_term[t]));
+    LLVMValueRef bt = hc_kb_iadd(kb, b_o, u->b_term_rt[t] ? u->b_term_rt[t] : hc_kb_i64(kb, u->b_term[t]));
     for (int v = 0; v < u->nv; ++v) {
       unsigned valid = v == u->nv - 1 ? u->last_lanes : u->vl;
       LLVMValueRef bi = hc_kb_iadd(kb, bt, hc_kb_i64(kb, u->b_vec[v]));
       bv[v] = u->b_st ? hc_ukr_load_st(kb, u->b_st, u->b, bi, u->vl, valid) : hc_ukr_load(kb, u->dt, u->b, bi, u->vl, valid);
     }
-    LLVMValueRef at = hc_kb_iadd(kb, a_o, hc_kb_i64(kb, u->a_term[t]));
+    LLVMValueRef at = hc_kb_iadd(kb, a_o, u->a_term_rt[t] ? u->a_term_rt[t] : hc_kb_i64(kb, u->a_term[t]));
     for (int i = 0; i < u->mr; ++i) {
       LLVMValueRef ai = hc_kb_iadd(kb, at, hc_kb_i64(kb, u->a_row[i]));
       LLVMValueRef sv;

@@ -52,6 +52,10 @@ typedef struct hc_ukr {
   int64_t a_outer, b_outer;
   int nterms;
   int64_t a_term[HC_UKR_MAX_TERMS], b_term[HC_UKR_MAX_TERMS];
+  /* Term offsets known only at run time (i64 values, e.g. hc_kb_param
+   * reads, so that kernels differing only in them share one body); where
+   * set they replace a_term / b_term. */
+  LLVMValueRef a_term_rt[HC_UKR_MAX_TERMS], b_term_rt[HC_UKR_MAX_TERMS];
   int64_t a_row[HC_UKR_MAX_MR];
   int64_t b_vec[HC_UKR_MAX_NV];
   /* Storage types of A and B elements when they differ from dt (float32

@@ -174,7 +174,8 @@ def conv_case(root, name, xs, ws, dtype=np.float32, bias=True, opset=17, strides
 
 
 def conv_transpose_case(root, name, xs, ws, dtype=np.float32, bias=True, opset=17, strides=None, dil=None,
-                        pads=None, output_padding=None, output_shape=None, auto_pad=None, group=1):
+                        pads=None, output_padding=None, output_shape=None, auto_pad=None, group=1,
+                        const_weights=False):
     nd = len(xs) - 2
     x, w = rand(xs, dtype), rand(ws, dtype)
     m = ws[1] * group
@@ -200,7 +201,10 @@ def conv_transpose_case(root, name, xs, ws, dtype=np.float32, bias=True, opset=1
     y = conv_transpose_ref(x, w, b, s, d, pb, out, group)
     ins = [("X", x, dtype), ("W", w, dtype)] + ([("B", b, dtype)] if bias else [])
     node = helper.make_node("ConvTranspose", [n for n, _, _ in ins], ["Y"], **attrs)
-    save_case(root, name, node, ins, [("Y", cast_out(y, dtype), dtype)], opset)
+    inits = []
+    if const_weights:  # initializers: -O3 regroups them by output phase (HC_PACK_CONVT_PHASES)
+        inits, ins = ins[1:], ins[:1]
+    save_case(root, name, node, ins, [("Y", cast_out(y, dtype), dtype)], opset, inits)
 
 
 def pool_case(root, name, op, xs, ks, dtype=np.float32, opset=17, strides=None, dil=None, pads=None, auto_pad=None,
@@ -367,6 +371,18 @@ def main():
     conv_transpose_case(root, "convt_1x1_merged", (1, 3, 6, 7), (3, 4, 1, 1), bias=False)
     # Four phases of one tap each: one kernel body for all of them.
     conv_transpose_case(root, "convt_k2_s2_phases", (2, 8, 6, 5), (8, 4, 2, 2), strides=[2, 2])
+    # float32 ConvTranspose takes the pixels kernel, one kernel per output
+    # phase; with constant weights regrouped by phase at -O3. DCGAN's
+    # 4x4 stride-2 upsampler with more channels than one register tile,
+    # groups with output padding and uneven phases, 1-D, and a stride above
+    # the kernel (phases that receive no tap: bias only).
+    conv_transpose_case(root, "convt_dcgan_const", (1, 40, 5, 4), (40, 20, 4, 4), strides=[2, 2], pads=[1, 1, 1, 1],
+                        const_weights=True)
+    conv_transpose_case(root, "convt_group_opad_const", (2, 6, 5, 7), (6, 5, 3, 2), group=3, strides=[2, 3],
+                        dil=[1, 2], output_padding=[1, 2], pads=[1, 0, 0, 1], const_weights=True)
+    conv_transpose_case(root, "convt_1d_s3_const", (1, 24, 33), (24, 10, 5), strides=[3], pads=[2, 1],
+                        const_weights=True)
+    conv_transpose_case(root, "convt_k_lt_s_const", (1, 9, 6, 5), (9, 7, 2, 1), strides=[3, 2], const_weights=True)
     conv_transpose_case(root, "convt_float16", (1, 4, 5, 6), (4, 2, 3, 3), dtype=f16, strides=[2, 2],
                         output_padding=[1, 1], pads=[1, 1, 0, 0])
     conv_transpose_case(root, "convt_float64_opset1", (2, 2, 4, 4), (2, 2, 2, 3), dtype=f64, opset=1,
