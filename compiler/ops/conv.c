@@ -1117,13 +1117,16 @@ static int conv_wino_m(const conv_plan* p, hc_wino_shape* s) {
 }
 
 static int conv_fast_kind(const conv_plan* p) {
-  if (p->dt != HX_DTYPE_FLOAT32 || p->nd < 1 || p->nd > 2) return CF_NONE;
+  if (p->dt != HX_DTYPE_FLOAT32 || p->nd < 1 || p->nd > 3) return CF_NONE;
   if (p->N * p->M * p->out_plane == 0 || p->Cg == 0 || p->ktot > HC_UKR_MAX_TERMS) return CF_NONE;
   /* ConvTranspose: each output phase is a stride-1 product over the input
    * image with its own taps (flat_build), which the pixels kernel computes
    * like a convolution's, one kernel per phase. float32 weights only (the
    * precision pass narrows Conv, Gemm and MatMul weights). */
   if (p->transpose) return p->wt == HX_DTYPE_UNDEFINED || p->wt == HX_DTYPE_FLOAT32 ? CF_PIXELS : CF_NONE;
+  /* 3-D: the pixels kernel over the flat positions of the volume (the
+   * others are 1-D/2-D). */
+  if (p->nd == 3) return CF_PIXELS;
   hc_wino_shape ws;
   if (conv_wino_m(p, &ws)) return CF_WINOGRAD;
   if (p->nd == 2 && p->Cg == 1 && p->Mg == 1 && p->s[0] == p->s[1] && (p->s[0] == 1 || p->s[0] == 2) && p->d[0] == 1 &&
@@ -1286,8 +1289,7 @@ static void cf_store_flat(cf_emit* e, LLVMValueRef nn, LLVMValueRef m, LLVMValue
   const flat_plan* f = e->f;
   LLVMBuilderRef b = kb->b;
   LLVMValueRef ybase = hc_kb_imul(kb, hc_kb_iadd(kb, hc_kb_imul(kb, nn, hc_kb_i64(kb, p->M)), m), hc_kb_i64(kb, p->out_plane));
-  int64_t VL = p->nd == 2 ? f->V[1] : f->V[0];
-  int64_t OW = p->out[p->nd - 1];
+  int64_t VL = f->V[p->nd - 1];
   if (e->direct) {
     hc_loop cl;
     LLVMValueRef c = hc_loop_begin(kb, &cl, hc_kb_i64(kb, 0), hc_kb_i64(kb, count), "st");
@@ -1301,13 +1303,14 @@ static void cf_store_flat(cf_emit* e, LLVMValueRef nn, LLVMValueRef m, LLVMValue
     return;
   }
   /* Rows of pitch VL: the run [max(fpos, rs), min(fpos+count, rs+T)), T the
-   * phase's outputs per row (OW for a convolution). A ConvTranspose phase's
-   * output t of a dim lands at y position t*stride + rho. */
+   * phase's outputs per row (OW for a convolution); in 3-D, rows past the
+   * phase's extent in the middle dim are pitch padding and store nothing.
+   * A ConvTranspose phase's output t of a dim lands at y position
+   * t*stride + rho. */
   const flat_phase* P = e->P;
   int L = p->nd - 1;
-  int64_t so = p->transpose ? p->s[L] : 1, so0 = p->transpose && p->nd == 2 ? p->s[0] : 1;
+  int64_t so = p->transpose ? p->s[L] : 1;
   LLVMValueRef rho = e->rho[L] ? e->rho[L] : hc_kb_i64(kb, P->rho[L]);
-  LLVMValueRef rho0 = p->nd == 2 ? (e->rho[0] ? e->rho[0] : hc_kb_i64(kb, P->rho[0])) : hc_kb_i64(kb, 0);
   LLVMValueRef fe = hc_kb_iadd(kb, fpos, hc_kb_i64(kb, count));
   LLVMValueRef row_lo = LLVMBuildUDiv(b, fpos, hc_kb_i64(kb, VL), "");
   LLVMValueRef row_hi = hc_kb_iadd(kb, LLVMBuildUDiv(b, LLVMBuildSub(b, fe, hc_kb_i64(kb, 1), ""), hc_kb_i64(kb, VL), ""), hc_kb_i64(kb, 1));
@@ -1316,9 +1319,24 @@ static void cf_store_flat(cf_emit* e, LLVMValueRef nn, LLVMValueRef m, LLVMValue
   LLVMValueRef rs = hc_kb_imul(kb, row, hc_kb_i64(kb, VL));
   LLVMValueRef c_lo = hc_kb_imax(kb, LLVMBuildSub(b, fpos, rs, ""), hc_kb_i64(kb, 0));
   LLVMValueRef c_hi = hc_kb_imin(kb, LLVMBuildSub(b, fe, rs, ""), hc_kb_i64(kb, P->T[L]));
-  LLVMValueRef yrow = p->nd == 2 ? hc_kb_imul(kb, hc_kb_iadd(kb, hc_kb_imul(kb, row, hc_kb_i64(kb, so0)), rho0),
-                                              hc_kb_i64(kb, OW))
-                                 : hc_kb_i64(kb, 0);
+  /* The row's outer coordinates and where its outputs start in y. */
+  LLVMValueRef yrow = hc_kb_i64(kb, 0), rem = row, valid = NULL;
+  int64_t ystride = p->out[L];
+  for (int d = L - 1; d >= 0; --d) {
+    LLVMValueRef t = rem;
+    if (d > 0) {
+      t = LLVMBuildURem(b, rem, hc_kb_i64(kb, f->V[d]), "");
+      rem = LLVMBuildUDiv(b, rem, hc_kb_i64(kb, f->V[d]), "");
+      LLVMValueRef in = LLVMBuildICmp(b, LLVMIntULT, t, hc_kb_i64(kb, P->T[d]), "");
+      valid = valid ? LLVMBuildAnd(b, valid, in, "") : in;
+    }
+    int64_t sd = p->transpose ? p->s[d] : 1;
+    LLVMValueRef rd = e->rho[d] ? e->rho[d] : hc_kb_i64(kb, P->rho[d]);
+    LLVMValueRef pos = sd == 1 && !e->rho[d] && P->rho[d] == 0 ? t : hc_kb_iadd(kb, hc_kb_imul(kb, t, hc_kb_i64(kb, sd)), rd);
+    yrow = hc_kb_iadd(kb, yrow, hc_kb_imul(kb, pos, hc_kb_i64(kb, ystride)));
+    ystride *= p->out[d];
+  }
+  if (valid) c_hi = LLVMBuildSelect(b, valid, c_hi, c_lo, "");
   LLVMValueRef toff = LLVMBuildSub(b, rs, fpos, "");
   LLVMValueRef c = hc_loop_begin(kb, &cl, c_lo, c_hi, "scol");
   LLVMValueRef tc = hc_kb_iadd(kb, toff, c);
@@ -2501,7 +2519,8 @@ static hx_status_t emit_fast_phase(hc_lower_ctx* lc, hc_node* n, const conv_plan
   e.Y = hc_kb_ptr(&kb, n->outputs[0]);
   e.src = f->repack ? hc_kb_workspace(&kb) : e.X;
   e.chan = f->repack ? f->nimg * f->PV : p->in_plane;
-  e.direct = !conv_strided_phases(p) && (p->nd == 1 || f->V[1] == p->out[1]);
+  e.direct = !conv_strided_phases(p);
+  for (int i = 1; i < p->nd; ++i) e.direct = e.direct && f->V[i] == p->out[i];
   if (p->transpose) {
     if (hc_packed_is(n, 1, HC_PACK_CONVT_PHASES)) e.phase_base = hc_kb_param(&kb, convt_phase_base(p, f, phi));
     for (int i = 0; i < p->nd; ++i) e.rho[i] = hc_kb_param(&kb, e.P->rho[i]);

@@ -274,7 +274,7 @@ def inplace_residual_cases(root):
     import torch
 
     def conv_nd(x, w, b, s, p, g):
-        f = torch.nn.functional.conv1d if x.ndim == 3 else torch.nn.functional.conv2d
+        f = {3: torch.nn.functional.conv1d, 4: torch.nn.functional.conv2d, 5: torch.nn.functional.conv3d}[x.ndim]
         return f(torch.from_numpy(x).double(), torch.from_numpy(w).double(), torch.from_numpy(b).double(),
                  stride=s, padding=p, groups=g).numpy()
 
@@ -294,6 +294,9 @@ def inplace_residual_cases(root):
         "chan3x3_ksplit": (256, (7, 7), 64, 3, 1, 1),
         "dw3x3": (32, (20, 20), 32, 3, 1, 32),
         "pix1d": (16, (200,), 24, 5, 2, 1),
+        # 3-D: the pixels kernel over a volume whose rows and planes are
+        # padded (stores skip the pitch padding in both).
+        "pix3d": (8, (5, 7, 9), 12, 3, 1, 1),
     }
     # Relu is a light epilogue (vector stores); Tanh a heavy one (a stack
     # tile, then element by element).
@@ -308,7 +311,7 @@ def inplace_residual_cases(root):
         r = randf(*c.shape)
         rt = np.ascontiguousarray(r.transpose(fwd))
         for aname, (act, fn) in acts.items():
-            if aname and sname not in ("gemm1x1", "pix3x3", "pix3x3_valid", "chan3x3", "dw3x3"):
+            if aname and sname not in ("gemm1x1", "pix3x3", "pix3x3_valid", "chan3x3", "dw3x3", "pix3d"):
                 continue
             y = fn(c + r).transpose(fwd).astype(np.float32)
             nodes = [helper.make_node("Transpose", ["rt"], ["r"], perm=back),
@@ -413,7 +416,7 @@ def channels_tile_cases(root):
     import torch
 
     def conv_nd(x, w, b, s, p):
-        f = torch.nn.functional.conv1d if x.ndim == 3 else torch.nn.functional.conv2d
+        f = {3: torch.nn.functional.conv1d, 4: torch.nn.functional.conv2d, 5: torch.nn.functional.conv3d}[x.ndim]
         return f(torch.from_numpy(x).double(), torch.from_numpy(w).double(), torch.from_numpy(b).double(),
                  stride=s, padding=p).numpy()
 
