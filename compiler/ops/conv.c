@@ -1117,8 +1117,13 @@ static int conv_wino_m(const conv_plan* p, hc_wino_shape* s) {
 }
 
 static int conv_fast_kind(const conv_plan* p) {
-  if (p->dt != HX_DTYPE_FLOAT32 || p->nd < 1 || p->nd > 3) return CF_NONE;
+  if ((p->dt != HX_DTYPE_FLOAT32 && p->dt != HX_DTYPE_FLOAT16) || p->nd < 1 || p->nd > 3) return CF_NONE;
   if (p->N * p->M * p->out_plane == 0 || p->Cg == 0 || p->ktot > HC_UKR_MAX_TERMS) return CF_NONE;
+  /* float16 (weights and activations): the pixels kernel, accumulating in
+   * float32 and rounding each output once, as a float16 Conv's result is;
+   * fusion gives it no epilogue (hc_conv_fast), so every later op still
+   * rounds its own result. */
+  if (p->dt == HX_DTYPE_FLOAT16) return p->wt == HX_DTYPE_UNDEFINED ? CF_PIXELS : CF_NONE;
   /* ConvTranspose: each output phase is a stride-1 product over the input
    * image with its own taps (flat_build), which the pixels kernel computes
    * like a convolution's, one kernel per phase. float32 weights only (the
@@ -1246,6 +1251,13 @@ static hx_status_t emit_pack_weights(hc_lower_ctx* lc, const hc_node* n, const c
   return HX_OK;
 }
 
+/* The type the fast kernels read the weights in: a narrowed copy's, or
+ * float16 for a float16 convolution (widened in registers); UNDEFINED for
+ * float32. */
+static hx_dtype_t conv_weight_st(const conv_plan* p) {
+  return p->wt ? p->wt : p->dt == HX_DTYPE_FLOAT16 ? HX_DTYPE_FLOAT16 : HX_DTYPE_UNDEFINED;
+}
+
 /* Whether ConvTranspose output phases interleave (a stride above 1): a
  * phase's outputs are then not contiguous in y. */
 static bool conv_strided_phases(const conv_plan* p) {
@@ -1277,7 +1289,25 @@ typedef struct cf_emit {
    * phases of one shape share one body; NULL for a convolution. */
   LLVMValueRef rho[WIN_MAX_SP], tap[HC_UKR_MAX_TERMS], tsrc[HC_UKR_MAX_TERMS];
   LLVMValueRef phase_base;      /* weights in HC_PACK_CONVT_PHASES: this phase's first element */
+  hx_dtype_t src_st;            /* src's element type when not float32 (float16 x read in place) */
 } cf_emit;
+
+/* Stores the first `valid` lanes of the float32 vector v at y[idx] in y's
+ * type (float16 rounded once, to nearest even). */
+static void cf_store_y(cf_emit* e, LLVMValueRef idx, LLVMValueRef v, unsigned valid) {
+  hc_kb* kb = e->kb;
+  if (e->p->dt != HX_DTYPE_FLOAT16) {
+    hc_ukr_store(kb, HX_DTYPE_FLOAT32, e->Y, idx, v, e->vl, valid);
+    return;
+  }
+  LLVMValueRef h = LLVMBuildFPTrunc(kb->b, v, LLVMVectorType(kb->t_f16, e->vl), "");
+  LLVMValueRef ptr = hc_kb_gep(kb, HX_DTYPE_FLOAT16, e->Y, idx);
+  if (valid >= e->vl) {
+    LLVMSetAlignment(LLVMBuildStore(kb->b, h, ptr), 2);
+    return;
+  }
+  hc_kb_masked_store(kb, h, ptr, 2, hc_kb_prefix_mask(kb, e->vl, valid));
+}
 
 /* Stores `count` flat outputs starting at flat position fpos of output
  * channel m (image nn) from tile[tbase + c*tstride], skipping positions past
@@ -1385,7 +1415,7 @@ static void plan_pixels(const hc_lower_ctx* lc, const conv_plan* p, const flat_p
   /* Narrowed weights (the broadcast rows): wider tiles widen fewer. */
   static const int k512w[][2] = {{4, 6}, {3, 7}, {2, 8}, {4, 5}, {5, 4}, {6, 4}, {0, 0}};
   static const int k256w[][2] = {{4, 3}, {6, 2}, {5, 2}, {3, 3}, {0, 0}};
-  int wc = widen_cost(p->wt);
+  int wc = widen_cost(conv_weight_st(p));
   int mr = 6, nv = regs == 32 ? 4 : 2;
   {
     double best = 1e300;
@@ -1462,8 +1492,9 @@ static void pix_tile(cf_emit* e, const cf_pix_plan* q, int rows, int nv, unsigne
   u.vl = vl;
   u.last_lanes = lanes;
   u.a = e->W;
-  u.a_st = p->wt;
+  u.a_st = conv_weight_st(p);
   u.b = e->src;
+  u.b_st = e->src_st;
   u.outer = hc_kb_i64(kb, p->Cg);
   if (p->transpose && e->phase_base) {
     /* HC_PACK_CONVT_PHASES: [G][Cg][Mg][nterms] from the phase's base. */
@@ -1522,7 +1553,7 @@ static void pix_tile(cf_emit* e, const cf_pix_plan* q, int rows, int nv, unsigne
         LLVMValueRef coord[3] = {nn, mi, hc_kb_iadd(kb, fpos, hc_kb_i64(kb, (int64_t)v * vl))};
         unsigned valid = v == nv - 1 ? lanes : vl;
         LLVMValueRef y = hc_epilogue_apply_vec(kb, &e->epi, acc[i * nv + v], coord, 2, valid);
-        hc_ukr_store(kb, HX_DTYPE_FLOAT32, e->Y, hc_kb_iadd(kb, yb, hc_kb_i64(kb, (int64_t)v * vl)), y, vl, valid);
+        cf_store_y(e, hc_kb_iadd(kb, yb, hc_kb_i64(kb, (int64_t)v * vl)), y, valid);
       }
     }
     return;
@@ -1625,7 +1656,8 @@ static hx_status_t emit_conv_pixels(hc_lower_ctx* lc, cf_emit* e) {
     const int64_t* cf = e->epi.coef[i - e->n->fused_input_base];
     if (e->n->inputs[i] && (cf[2] != 0 || (heavy && (cf[0] != 0 || cf[1] != 0)))) plane_uniform = false;
   }
-  e->masked_rows = !e->direct && p->nd == 2 && e->f->V[1] >= (int64_t)e->vl && plane_uniform && !conv_strided_phases(p);
+  e->masked_rows = !e->direct && p->nd == 2 && e->f->V[1] >= (int64_t)e->vl && plane_uniform && !conv_strided_phases(p) &&
+                   p->dt == HX_DTYPE_FLOAT32;
   if (!e->direct || e->epi.count) e->tile = hc_kb_alloca(kb, LLVMArrayType2(kb->t_f32, (uint64_t)(q.mr * q.nr)), "tile");
   hc_loop task;
   LLVMValueRef t = hc_kb_task_loop_begin(kb, &task);
@@ -2518,6 +2550,9 @@ static hx_status_t emit_fast_phase(hc_lower_ctx* lc, hc_node* n, const conv_plan
     e.scales = LLVMBuildGEP2(kb.b, kb.t_i8, hc_kb_ptr(&kb, n->inputs[1]), (LLVMValueRef[]){hc_kb_i64(&kb, (int64_t)p->wscales)}, 1, "");
   e.Y = hc_kb_ptr(&kb, n->outputs[0]);
   e.src = f->repack ? hc_kb_workspace(&kb) : e.X;
+  /* The pad kernel writes float32 images (copy_dtype); x itself is read in
+   * its own type. */
+  e.src_st = !f->repack && p->dt == HX_DTYPE_FLOAT16 ? HX_DTYPE_FLOAT16 : HX_DTYPE_UNDEFINED;
   e.chan = f->repack ? f->nimg * f->PV : p->in_plane;
   e.direct = !conv_strided_phases(p);
   for (int i = 1; i < p->nd; ++i) e.direct = e.direct && f->V[i] == p->out[i];
@@ -2592,7 +2627,8 @@ bool hc_conv_fast(const hc_node* n) {
     hx_status_free(st);
     return false;
   }
-  return conv_fast_kind(&p) != CF_NONE;
+  /* Epilogues only on float32: a float16 graph rounds every op's result. */
+  return p.dt == HX_DTYPE_FLOAT32 && conv_fast_kind(&p) != CF_NONE;
 }
 
 /* pack_conv_weights for narrowed elements of es bytes; `out` is zeroed. */
@@ -2617,7 +2653,8 @@ static hx_status_t convt_prepack(hc_graph* g, hc_node* n, bool* out_done) {
     return HX_OK;
   }
   hc_value* w = n->inputs[1];
-  if (n->packed || conv_fast_kind(&p) != CF_PIXELS || w->kind != HC_VALUE_CONST || !w->data) return HX_OK;
+  if (n->packed || p.dt != HX_DTYPE_FLOAT32 || conv_fast_kind(&p) != CF_PIXELS || w->kind != HC_VALUE_CONST || !w->data)
+    return HX_OK;
   flat_plan f;
   HX_RETURN_IF_ERROR(flat_build(n, &p, true, &f));
   int64_t total = convt_phase_base(&p, &f, f.nphase);

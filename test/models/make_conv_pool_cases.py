@@ -318,6 +318,15 @@ def main():
     conv_case(root, "conv_opset1", (1, 2, 6, 6), (4, 2, 3, 3), opset=1, pads=[1, 1, 1, 1])
     conv_case(root, "conv_float16", (1, 6, 12, 14), (8, 3, 3, 3), dtype=f16, group=2, pads=[1, 1, 0, 2],
               strides=[1, 2])
+    # float16 through the pixels kernel (float32 accumulation, one rounding
+    # per output): x read in place as float16 (1x1, 1-D unpadded), several
+    # channel tiles and vectors with ragged ends, 3-D, constant weights.
+    conv_case(root, "conv_float16_1x1_inplace", (2, 20, 9, 11), (30, 20, 1, 1), dtype=f16, unit_fan_in=True)
+    conv_case(root, "conv_float16_tiles", (1, 24, 17, 19), (40, 24, 3, 3), dtype=f16, pads=[1, 1, 1, 1],
+              unit_fan_in=True, const_weights=True)
+    conv_case(root, "conv_float16_1d", (1, 8, 70), (12, 8, 5), dtype=f16, unit_fan_in=True)
+    conv_case(root, "conv_float16_3d", (1, 4, 5, 6, 7), (6, 4, 3, 3, 3), dtype=f16, pads=[1, 1, 1, 1, 1, 1],
+              strides=[1, 2, 1], unit_fan_in=True)
     conv_case(root, "conv_float64", (2, 3, 9, 7), (4, 3, 2, 3), dtype=f64, dil=[2, 2], pads=[0, 1, 1, 0])
     conv_case(root, "conv_bfloat16", (1, 4, 8, 9), (4, 4, 3, 3), dtype=BF16, pads=[1, 1, 1, 1], opset=22)
     conv_case(root, "conv_batch_odd_channels", (3, 5, 6, 7), (7, 5, 3, 3), pads=[1, 1, 1, 1])
