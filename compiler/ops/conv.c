@@ -1098,14 +1098,15 @@ static bool conv_is_gemm(const conv_plan* p) {
   return true;
 }
 
-/* The Winograd candidate shape of a 2-D float32 3x3 stride-1 Conv of one
- * group with float32 weights (false otherwise); hc_wino_choose decides. */
+/* The Winograd candidate shape of a 2-D float32 (or float16) 3x3 stride-1
+ * Conv of one group with weights of its own type (false otherwise);
+ * hc_wino_choose decides. */
 static bool conv_wino_shape(const conv_plan* p, hc_wino_shape* s) {
-  if (p->transpose || p->dt != HX_DTYPE_FLOAT32 || p->nd != 2 || p->G != 1) return false;
+  if (p->transpose || (p->dt != HX_DTYPE_FLOAT32 && p->dt != HX_DTYPE_FLOAT16) || p->nd != 2 || p->G != 1) return false;
   if (p->wt != HX_DTYPE_UNDEFINED && p->wt != HX_DTYPE_FLOAT32) return false;
   for (int i = 0; i < 2; ++i)
     if (p->k[i] != 3 || p->s[i] != 1 || p->d[i] != 1) return false;
-  *s = (hc_wino_shape){p->N, p->C, p->M, p->in[0], p->in[1], p->out[0], p->out[1], p->pb[0], p->pb[1]};
+  *s = (hc_wino_shape){p->N, p->C, p->M, p->in[0], p->in[1], p->out[0], p->out[1], p->pb[0], p->pb[1], p->dt};
   return true;
 }
 
@@ -1119,11 +1120,15 @@ static int conv_wino_m(const conv_plan* p, hc_wino_shape* s) {
 static int conv_fast_kind(const conv_plan* p) {
   if ((p->dt != HX_DTYPE_FLOAT32 && p->dt != HX_DTYPE_FLOAT16) || p->nd < 1 || p->nd > 3) return CF_NONE;
   if (p->N * p->M * p->out_plane == 0 || p->Cg == 0 || p->ktot > HC_UKR_MAX_TERMS) return CF_NONE;
-  /* float16 (weights and activations): the pixels kernel, accumulating in
-   * float32 and rounding each output once, as a float16 Conv's result is;
-   * fusion gives it no epilogue (hc_conv_fast), so every later op still
-   * rounds its own result. */
-  if (p->dt == HX_DTYPE_FLOAT16) return p->wt == HX_DTYPE_UNDEFINED ? CF_PIXELS : CF_NONE;
+  /* float16 (weights and activations): Winograd or the pixels kernel,
+   * accumulating in float32 and rounding each output once, as a float16
+   * Conv's result is; fusion gives them no epilogue (hc_conv_fast), so
+   * every later op still rounds its own result. */
+  if (p->dt == HX_DTYPE_FLOAT16) {
+    hc_wino_shape ws;
+    if (p->wt != HX_DTYPE_UNDEFINED) return CF_NONE;
+    return conv_wino_m(p, &ws) ? CF_WINOGRAD : CF_PIXELS;
+  }
   /* ConvTranspose: each output phase is a stride-1 product over the input
    * image with its own taps (flat_build), which the pixels kernel computes
    * like a convolution's, one kernel per phase. float32 weights only (the

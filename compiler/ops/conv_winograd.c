@@ -209,7 +209,7 @@ static void transform_weights(const float* w, const hc_wino_shape* s, const wino
 hx_status_t hc_wino_prepack(hc_graph* g, hc_node* n, const hc_wino_shape* s, int m, bool* out_done) {
   *out_done = false;
   hc_value* w = n->inputs[1];
-  if (n->packed || !w || w->kind != HC_VALUE_CONST || !w->data || w->dtype != HX_DTYPE_FLOAT32) return HX_OK;
+  if (n->packed || !w || w->kind != HC_VALUE_CONST || !w->data || w->dtype != s->dt) return HX_OK;
   wino_mat t;
   wino_matrices(m, &t);
   int64_t Mp = (s->M + WINO_PW - 1) / WINO_PW * WINO_PW;
@@ -218,7 +218,21 @@ hx_status_t hc_wino_prepack(hc_graph* g, hc_node* n, const hc_wino_shape* s, int
   float* data = hc_graph_alloc_data(g, bytes);
   if (!data) return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory transforming '%s'", w->name);
   memset(data, 0, bytes);
-  transform_weights(w->data, s, &t, data);
+  if (s->dt == HX_DTYPE_FLOAT16) {
+    /* float16 weights are exact in float32. */
+    int64_t count = s->M * s->C * 9;
+    float* wf = malloc(sizeof(float) * (size_t)count);
+    if (!wf) return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory transforming '%s'", w->name);
+    for (int64_t i = 0; i < count; ++i) {
+      double d = 0;
+      hc_value_const_f64(w, i, &d);
+      wf[i] = (float)d;
+    }
+    transform_weights(wf, s, &t, data);
+    free(wf);
+  } else {
+    transform_weights(w->data, s, &t, data);
+  }
   char name[256];
   snprintf(name, sizeof name, "%s.wino%d", w->name, m);
   HX_RETURN_IF_ERROR(hc_install_packed(g, n, w, name, HX_DTYPE_FLOAT32, 4, dims, data, HC_PACK_WINOGRAD, NULL));
@@ -334,14 +348,32 @@ static LLVMValueRef splat_i32(hc_kb* kb, int64_t x, unsigned lanes) {
 }
 
 /* llvm.masked.gather of float32 lanes at ptrs (a vector of pointers). */
-static LLVMValueRef gather(hc_kb* kb, LLVMValueRef ptrs, LLVMValueRef mask, unsigned lanes) {
+static LLVMValueRef gather(hc_kb* kb, hx_dtype_t dt, LLVMValueRef ptrs, LLVMValueRef mask, unsigned lanes) {
   const char* name = "llvm.masked.gather";
   unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
-  LLVMTypeRef vt = LLVMVectorType(kb->t_f32, lanes);
+  bool half = dt == HX_DTYPE_FLOAT16;
+  LLVMTypeRef vt = LLVMVectorType(half ? kb->t_f16 : kb->t_f32, lanes);
   LLVMTypeRef tys[2] = {vt, LLVMTypeOf(ptrs)};
   LLVMValueRef decl = LLVMGetIntrinsicDeclaration(kb->lc->mod, id, tys, 2);
-  LLVMValueRef args[4] = {ptrs, LLVMConstInt(kb->t_i32, 4, 0), mask, LLVMConstNull(vt)};
-  return LLVMBuildCall2(kb->b, LLVMIntrinsicGetType(kb->lc->llctx, id, tys, 2), decl, args, 4, "");
+  LLVMValueRef args[4] = {ptrs, LLVMConstInt(kb->t_i32, half ? 2 : 4, 0), mask, LLVMConstNull(vt)};
+  LLVMValueRef v = LLVMBuildCall2(kb->b, LLVMIntrinsicGetType(kb->lc->llctx, id, tys, 2), decl, args, 4, "");
+  return half ? LLVMBuildFPExt(kb->b, v, LLVMVectorType(kb->t_f32, lanes), "") : v;
+}
+
+/* Stores the first `valid` of `lanes` float32 lanes of v at y[idx] in y's
+ * type dt (float16: rounded once, to nearest even). */
+static void y_store(hc_kb* kb, hx_dtype_t dt, LLVMValueRef Y, LLVMValueRef idx, LLVMValueRef v, unsigned lanes,
+                    unsigned valid) {
+  if (dt != HX_DTYPE_FLOAT16) {
+    hc_ukr_store(kb, HX_DTYPE_FLOAT32, Y, idx, v, lanes, valid);
+    return;
+  }
+  LLVMValueRef h = LLVMBuildFPTrunc(kb->b, v, LLVMVectorType(kb->t_f16, lanes), "");
+  LLVMValueRef ptr = hc_kb_gep(kb, HX_DTYPE_FLOAT16, Y, idx);
+  if (valid >= lanes)
+    LLVMSetAlignment(LLVMBuildStore(kb->b, h, ptr), 2);
+  else
+    hc_kb_masked_store(kb, h, ptr, 2, hc_kb_prefix_mask(kb, lanes, valid));
 }
 
 /* ---- kernels ----------------------------------------------------------------- */
@@ -365,7 +397,7 @@ static hx_status_t emit_weights(wino_emit* e) {
   LLVMValueRef base = hc_kb_imul(&kb, hc_kb_iadd(&kb, hc_kb_imul(&kb, ocl, hc_kb_i64(&kb, s->C)), c), hc_kb_i64(&kb, 9));
   LLVMValueRef gv[9];
   for (int k = 0; k < 9; ++k) {
-    gv[k] = hc_kb_load(&kb, HX_DTYPE_FLOAT32, W, hc_kb_iadd(&kb, base, hc_kb_i64(&kb, k)));
+    gv[k] = hc_kb_load(&kb, s->dt, W, hc_kb_iadd(&kb, base, hc_kb_i64(&kb, k)));
     gv[k] = LLVMBuildFPExt(kb.b, LLVMBuildSelect(kb.b, real, gv[k], LLVMConstReal(kb.t_f32, 0), ""), kb.t_f64, "");
   }
   LLVMValueRef pbase = hc_kb_iadd(&kb, hc_kb_imul(&kb, hc_kb_iadd(&kb, hc_kb_imul(&kb, LLVMBuildUDiv(kb.b, oc, hc_kb_i64(&kb, WINO_PW), ""), hc_kb_i64(&kb, s->C)), c), hc_kb_i64(&kb, WINO_PW)),
@@ -425,8 +457,8 @@ static hx_status_t emit_input(wino_emit* e) {
     LLVMValueRef d[WINO_MAX_A];
     for (int q = 0; q < a; ++q) {
       LLVMValueRef idx = LLVMBuildAdd(b, base, splat_i32(&kb, (int64_t)r * s->W + q, vl), "");
-      LLVMValueRef ptrs = LLVMBuildGEP2(b, kb.t_f32, X, &idx, 1, "");
-      d[q] = gather(&kb, ptrs, LLVMBuildAnd(b, rowm[r], colm[q], ""), vl);
+      LLVMValueRef ptrs = LLVMBuildGEP2(b, s->dt == HX_DTYPE_FLOAT16 ? kb.t_f16 : kb.t_f32, X, &idx, 1, "");
+      d[q] = gather(&kb, s->dt, ptrs, LLVMBuildAnd(b, rowm[r], colm[q], ""), vl);
     }
     for (int j = 0; j < a; ++j) u[r][j] = lin(&kb, t->BT[j], d, a);
   }
@@ -763,7 +795,7 @@ static hx_status_t emit_output(wino_emit* e) {
   LLVMValueRef oc = hc_kb_iadd(&kb, m0, l);
   LLVMValueRef plane0 = hc_kb_imul(&kb, hc_kb_iadd(&kb, hc_kb_imul(&kb, img, hc_kb_i64(&kb, s->M)), oc),
                                    hc_kb_i64(&kb, s->OH * s->OW));
-  LLVMValueRef bias = B ? hc_kb_splat(&kb, hc_kb_load(&kb, HX_DTYPE_FLOAT32, B, oc), (unsigned)m) : NULL;
+  LLVMValueRef bias = B ? hc_kb_splat(&kb, hc_kb_load(&kb, s->dt, B, oc), (unsigned)m) : NULL;
   for (int i = 0; i < m; ++i) {
     LLVMValueRef y = hc_kb_iadd(&kb, oy, hc_kb_i64(&kb, i));
     hc_if rowok;
@@ -778,7 +810,7 @@ static hx_status_t emit_output(wino_emit* e) {
     LLVMValueRef coord[3] = {img, oc, pix};
     if (!isfull) {
       LLVMValueRef v = hc_epilogue_apply_vec(&kb, &epi, row, coord, 2, (unsigned)m);
-      hc_ukr_store(&kb, HX_DTYPE_FLOAT32, Y, yidx, v, (unsigned)m, (unsigned)m);
+      y_store(&kb, s->dt, Y, yidx, v, (unsigned)m, (unsigned)m);
     } else {
       LLVMBasicBlockRef full = LLVMAppendBasicBlockInContext(kb.lc->llctx, kb.fn, "full_tile");
       LLVMBasicBlockRef part = LLVMAppendBasicBlockInContext(kb.lc->llctx, kb.fn, "part_tile");
@@ -786,11 +818,11 @@ static hx_status_t emit_output(wino_emit* e) {
       LLVMBuildCondBr(b, isfull, full, part);
       LLVMPositionBuilderAtEnd(b, full);
       LLVMValueRef v = hc_epilogue_apply_vec(&kb, &epi, row, coord, 2, (unsigned)m);
-      hc_ukr_store(&kb, HX_DTYPE_FLOAT32, Y, yidx, v, (unsigned)m, (unsigned)m);
+      y_store(&kb, s->dt, Y, yidx, v, (unsigned)m, (unsigned)m);
       LLVMBuildBr(b, join);
       LLVMPositionBuilderAtEnd(b, part);
       v = hc_epilogue_apply_vec(&kb, &epi, row, coord, 2, (unsigned)rw);
-      hc_ukr_store(&kb, HX_DTYPE_FLOAT32, Y, yidx, v, (unsigned)m, (unsigned)rw);
+      y_store(&kb, s->dt, Y, yidx, v, (unsigned)m, (unsigned)rw);
       LLVMBuildBr(b, join);
       LLVMPositionBuilderAtEnd(b, join);
     }

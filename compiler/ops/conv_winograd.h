@@ -13,6 +13,9 @@
  * group 1): pt/pl are the top/left pads. */
 typedef struct hc_wino_shape {
   int64_t N, C, M, H, W, OH, OW, pt, pl;
+  /* Type of x, w and y: FLOAT32, or FLOAT16 (read and written as float16,
+   * transformed and multiplied in float32, each output rounded once). */
+  hx_dtype_t dt;
 } hc_wino_shape;
 
 /* Output tile size m (4: F(4x4,3x3), 2: F(2x2,3x3)) Winograd is used with

@@ -325,6 +325,10 @@ def main():
     conv_case(root, "conv_float16_tiles", (1, 24, 17, 19), (40, 24, 3, 3), dtype=f16, pads=[1, 1, 1, 1],
               unit_fan_in=True, const_weights=True)
     conv_case(root, "conv_float16_1d", (1, 8, 70), (12, 8, 5), dtype=f16, unit_fan_in=True)
+    # float16 Winograd: F(4x4,3x3) in blocks of tiles with the weights an
+    # input (transformed at run time), ragged borders and padding.
+    conv_case(root, "conv_float16_winograd4_input_weights", (1, 16, 46, 50), (24, 16, 3, 3), dtype=f16,
+              pads=[1, 0, 1, 2], unit_fan_in=True)
     conv_case(root, "conv_float16_3d", (1, 4, 5, 6, 7), (6, 4, 3, 3, 3), dtype=f16, pads=[1, 1, 1, 1, 1, 1],
               strides=[1, 2, 1], unit_fan_in=True)
     conv_case(root, "conv_float64", (2, 3, 9, 7), (4, 3, 2, 3), dtype=f64, dil=[2, 2], pads=[0, 1, 1, 0])
