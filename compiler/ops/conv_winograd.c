@@ -43,6 +43,11 @@
 #define WINO_PAD 16 /* tile counts are padded to the widest vector */
 /* Largest workspace (V and Mx) a Winograd convolution may use. */
 #define HC_WINO_MAX_WORKSPACE ((uint64_t)3 << 20)
+/* float16 convolutions transform their weights at run time (no packed U):
+ * the largest U they may put in the workspace. */
+#define HC_WINO_MAX_RUNTIME_U ((uint64_t)8 << 20)
+#define HC_WINO_MAX_BLOCKS 64
+#define HC_WINO_MAX_F16_BLOCK ((uint64_t)32 << 20)
 /* Largest block of it when all the tiles do not fit: the shapes that need
  * blocks are the large planes where a CNN's activations peak. */
 #define HC_WINO_BLOCK_WORKSPACE ((uint64_t)3 << 18)
@@ -131,6 +136,11 @@ static void wino_geometry(const hc_wino_shape* s, int m, bool packed, wino_geo* 
   if (tb < WINO_PAD) tb = WINO_PAD;
   if (tb > g->Tp) tb = g->Tp;
   g->nblk = (g->T + tb - 1) / tb;
+  /* float16 (new with this rule; float32 keeps the one above until
+   * measured): at most HC_WINO_MAX_BLOCKS blocks, three kernels each, the
+   * blocks growing instead. ISNet-medium's 1024x1024 layers would take
+   * 4,800 blocks: 16,900 kernels and a 54 s compile. */
+  if (s->dt == HX_DTYPE_FLOAT16 && g->nblk > HC_WINO_MAX_BLOCKS) g->nblk = HC_WINO_MAX_BLOCKS;
   int64_t even = (g->T + g->nblk - 1) / g->nblk;
   g->Tb = (even + WINO_PAD - 1) / WINO_PAD * WINO_PAD;
   g->nblk = (g->T + g->Tb - 1) / g->Tb;
@@ -173,6 +183,11 @@ int hc_wino_choose(const hc_wino_shape* s) {
     if (m == 2 && t2 < 32) return 0;
     wino_geo g;
     wino_geometry(s, m, true, &g);
+    /* float16: U is transformed at run time into the workspace (see
+     * hc_wino_prepack), which must stay small too. */
+    if (s->dt == HX_DTYPE_FLOAT16 && (uint64_t)(g.nxi * s->C * g.Mp) * 4u > HC_WINO_MAX_RUNTIME_U) continue;
+    /* Nor blocks grown past HC_WINO_MAX_F16_BLOCK (see wino_geometry). */
+    if (s->dt == HX_DTYPE_FLOAT16 && g.total > HC_WINO_MAX_F16_BLOCK) continue;
     if (g.total <= HC_WINO_MAX_WORKSPACE) return m;
   }
   return 0;
@@ -209,7 +224,10 @@ static void transform_weights(const float* w, const hc_wino_shape* s, const wino
 hx_status_t hc_wino_prepack(hc_graph* g, hc_node* n, const hc_wino_shape* s, int m, bool* out_done) {
   *out_done = false;
   hc_value* w = n->inputs[1];
-  if (n->packed || !w || w->kind != HC_VALUE_CONST || !w->data || w->dtype != s->dt) return HX_OK;
+  /* float16 weights stay as they are: transformed in float32 they would be
+   * 3.6x (F(2,3)) to 8x (F(4,3)) their bytes in the artifact (ISNet-medium:
+   * 89 -> 332 MB); the run-time transform (winoM_w) costs a few percent. */
+  if (n->packed || !w || w->kind != HC_VALUE_CONST || !w->data || w->dtype != HX_DTYPE_FLOAT32) return HX_OK;
   wino_mat t;
   wino_matrices(m, &t);
   int64_t Mp = (s->M + WINO_PW - 1) / WINO_PW * WINO_PW;
@@ -218,21 +236,7 @@ hx_status_t hc_wino_prepack(hc_graph* g, hc_node* n, const hc_wino_shape* s, int
   float* data = hc_graph_alloc_data(g, bytes);
   if (!data) return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory transforming '%s'", w->name);
   memset(data, 0, bytes);
-  if (s->dt == HX_DTYPE_FLOAT16) {
-    /* float16 weights are exact in float32. */
-    int64_t count = s->M * s->C * 9;
-    float* wf = malloc(sizeof(float) * (size_t)count);
-    if (!wf) return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory transforming '%s'", w->name);
-    for (int64_t i = 0; i < count; ++i) {
-      double d = 0;
-      hc_value_const_f64(w, i, &d);
-      wf[i] = (float)d;
-    }
-    transform_weights(wf, s, &t, data);
-    free(wf);
-  } else {
-    transform_weights(w->data, s, &t, data);
-  }
+  transform_weights(w->data, s, &t, data);
   char name[256];
   snprintf(name, sizeof name, "%s.wino%d", w->name, m);
   HX_RETURN_IF_ERROR(hc_install_packed(g, n, w, name, HX_DTYPE_FLOAT32, 4, dims, data, HC_PACK_WINOGRAD, NULL));

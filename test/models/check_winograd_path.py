@@ -43,8 +43,10 @@ CASES = [
     (0, "fuse_conv_chan3x3_relu", 0, False),
     (1, "conv_winograd2_input_weights", 2, True),
     (1, "conv_winograd4_input_weights_asym", 4, True),
-    # float16: transformed and multiplied in float32.
-    (1, "conv_float16_tiles", 2, False),
+    # float16: transformed and multiplied in float32; constant weights too
+    # are transformed at run time (float16 weights stay float16 in the
+    # artifact).
+    (1, "conv_float16_tiles", 2, True),
     (1, "conv_float16_winograd4_input_weights", 4, True),
 ]
 
