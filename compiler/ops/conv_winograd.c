@@ -382,30 +382,43 @@ static void y_store(hc_kb* kb, hx_dtype_t dt, LLVMValueRef Y, LLVMValueRef idx, 
 
 /* ---- kernels ----------------------------------------------------------------- */
 
-/* "wino_w": U[xi][c][oc] from w at run time, one task per output channel. */
+/* "wino_w": U[xi][c][oc] from w at run time (weights that are a graph input,
+ * or float16 ones, see hc_wino_prepack), one task per panel of WINO_PW
+ * output channels: per input channel, the panel's 9 taps gathered as
+ * vectors, transformed in double as at compile time, and each xi's row of
+ * the panel stored whole. */
 static hx_status_t emit_weights(wino_emit* e) {
   const hc_wino_shape* s = e->s;
   const wino_mat* t = &e->t;
   int a = t->a;
   hc_kb kb;
-  int64_t Mp = e->g.Mp;
-  HX_RETURN_IF_ERROR(hc_kb_begin(e->lc, e->n, e->t.m == 4 ? "wino4_w" : "wino2_w", Mp, &kb));
+  int64_t Mp = e->g.Mp, np = Mp / WINO_PW;
+  HX_RETURN_IF_ERROR(hc_kb_begin(e->lc, e->n, e->t.m == 4 ? "wino4_w" : "wino2_w", np, &kb));
+  LLVMBuilderRef b = kb.b;
   LLVMValueRef W = hc_kb_ptr(&kb, e->n->inputs[1]);
   LLVMValueRef U = ws_at(&kb, e->g.u_off);
+  LLVMTypeRef vd = LLVMVectorType(kb.t_f64, WINO_PW);
   hc_loop task, cl;
-  LLVMValueRef oc = hc_kb_task_loop_begin(&kb, &task);
+  LLVMValueRef pn = hc_kb_task_loop_begin(&kb, &task);
+  LLVMValueRef oc0 = hc_kb_imul(&kb, pn, hc_kb_i64(&kb, WINO_PW));
+  /* Lanes past M read nothing and are zeros (panel rows past M). */
+  LLVMValueRef lane_e[WINO_PW], off_e[WINO_PW];
+  for (int l = 0; l < WINO_PW; ++l) {
+    lane_e[l] = LLVMConstInt(kb.t_i64, (unsigned long long)l, 0);
+    off_e[l] = LLVMConstInt(kb.t_i64, (unsigned long long)(l * s->C * 9), 0);
+  }
+  LLVMValueRef lanes = LLVMConstVector(lane_e, WINO_PW), offs = LLVMConstVector(off_e, WINO_PW);
+  LLVMValueRef real = LLVMBuildICmp(b, LLVMIntSLT, LLVMBuildAdd(b, hc_kb_splat(&kb, oc0, WINO_PW), lanes, ""),
+                                    hc_kb_splat(&kb, hc_kb_i64(&kb, s->M), WINO_PW), "");
   LLVMValueRef c = hc_loop_begin(&kb, &cl, hc_kb_i64(&kb, 0), hc_kb_i64(&kb, s->C), "c");
-  /* Panel rows past M are zeros. */
-  LLVMValueRef real = LLVMBuildICmp(kb.b, LLVMIntSLT, oc, hc_kb_i64(&kb, s->M), "");
-  LLVMValueRef ocl = hc_kb_imin(&kb, oc, hc_kb_i64(&kb, s->M - 1));
-  LLVMValueRef base = hc_kb_imul(&kb, hc_kb_iadd(&kb, hc_kb_imul(&kb, ocl, hc_kb_i64(&kb, s->C)), c), hc_kb_i64(&kb, 9));
+  LLVMValueRef base = hc_kb_imul(&kb, hc_kb_iadd(&kb, hc_kb_imul(&kb, oc0, hc_kb_i64(&kb, s->C)), c), hc_kb_i64(&kb, 9));
+  LLVMTypeRef et = s->dt == HX_DTYPE_FLOAT16 ? kb.t_f16 : kb.t_f32;
   LLVMValueRef gv[9];
   for (int k = 0; k < 9; ++k) {
-    gv[k] = hc_kb_load(&kb, s->dt, W, hc_kb_iadd(&kb, base, hc_kb_i64(&kb, k)));
-    gv[k] = LLVMBuildFPExt(kb.b, LLVMBuildSelect(kb.b, real, gv[k], LLVMConstReal(kb.t_f32, 0), ""), kb.t_f64, "");
+    LLVMValueRef idx = LLVMBuildAdd(b, hc_kb_splat(&kb, hc_kb_iadd(&kb, base, hc_kb_i64(&kb, k)), WINO_PW), offs, "");
+    LLVMValueRef ptrs = LLVMBuildGEP2(b, et, W, &idx, 1, "");
+    gv[k] = LLVMBuildFPExt(b, gather(&kb, s->dt, ptrs, real, WINO_PW), vd, "");
   }
-  LLVMValueRef pbase = hc_kb_iadd(&kb, hc_kb_imul(&kb, hc_kb_iadd(&kb, hc_kb_imul(&kb, LLVMBuildUDiv(kb.b, oc, hc_kb_i64(&kb, WINO_PW), ""), hc_kb_i64(&kb, s->C)), c), hc_kb_i64(&kb, WINO_PW)),
-                                  LLVMBuildURem(kb.b, oc, hc_kb_i64(&kb, WINO_PW), ""));
   /* tmp = G g (alpha x 3), U = tmp G^T, in double as at compile time. */
   LLVMValueRef tmp[WINO_MAX_A][3];
   for (int i = 0; i < a; ++i)
@@ -413,11 +426,12 @@ static hx_status_t emit_weights(wino_emit* e) {
       LLVMValueRef col[3] = {gv[k], gv[3 + k], gv[6 + k]};
       tmp[i][k] = lin(&kb, t->G[i], col, 3);
     }
+  LLVMValueRef row = hc_kb_imul(&kb, hc_kb_iadd(&kb, hc_kb_imul(&kb, pn, hc_kb_i64(&kb, s->C)), c), hc_kb_i64(&kb, WINO_PW));
   for (int i = 0; i < a; ++i)
     for (int j = 0; j < a; ++j) {
-      LLVMValueRef u = LLVMBuildFPTrunc(kb.b, lin(&kb, t->G[j], tmp[i], 3), kb.t_f32, "");
-      LLVMValueRef idx = hc_kb_iadd(&kb, pbase, hc_kb_i64(&kb, (int64_t)(i * a + j) * Mp * s->C));
-      hc_kb_store(&kb, HX_DTYPE_FLOAT32, U, idx, u);
+      LLVMValueRef u = LLVMBuildFPTrunc(b, lin(&kb, t->G[j], tmp[i], 3), LLVMVectorType(kb.t_f32, WINO_PW), "");
+      LLVMValueRef idx = hc_kb_iadd(&kb, row, hc_kb_i64(&kb, (int64_t)(i * a + j) * Mp * s->C));
+      hc_ukr_store(&kb, HX_DTYPE_FLOAT32, U, idx, u, WINO_PW, WINO_PW);
     }
   hc_loop_end(&kb, &cl);
   hc_loop_end(&kb, &task);
