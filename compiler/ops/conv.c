@@ -487,7 +487,11 @@ static hx_status_t flat_build(const hc_node* n, const conv_plan* p, bool with_te
     direct =
         direct && f->step[e] == 1 && f->margin[e] == 0 && f->nres[e] == 1 && f->res[e][0] == 0 && f->V[e] == p->in[e];
   }
-  f->repack = !direct;
+  /* float16 x is copied to float32 images even where it could be read in
+   * place: the fast kernels read each element once per tile of output
+   * channels, and widening it at every read took FMA-port uops (a float16
+   * ResNet-50's 1x1 convolutions: ~1.6x the time of float32's). */
+  f->repack = !direct || p->dt == HX_DTYPE_FLOAT16;
   if (!with_terms) return HX_OK;
 
   f->nphase = (int)nphase;
@@ -1294,7 +1298,6 @@ typedef struct cf_emit {
    * phases of one shape share one body; NULL for a convolution. */
   LLVMValueRef rho[WIN_MAX_SP], tap[HC_UKR_MAX_TERMS], tsrc[HC_UKR_MAX_TERMS];
   LLVMValueRef phase_base;      /* weights in HC_PACK_CONVT_PHASES: this phase's first element */
-  hx_dtype_t src_st;            /* src's element type when not float32 (float16 x read in place) */
 } cf_emit;
 
 /* Stores the first `valid` lanes of the float32 vector v at y[idx] in y's
@@ -1499,7 +1502,6 @@ static void pix_tile(cf_emit* e, const cf_pix_plan* q, int rows, int nv, unsigne
   u.a = e->W;
   u.a_st = conv_weight_st(p);
   u.b = e->src;
-  u.b_st = e->src_st;
   u.outer = hc_kb_i64(kb, p->Cg);
   if (p->transpose && e->phase_base) {
     /* HC_PACK_CONVT_PHASES: [G][Cg][Mg][nterms] from the phase's base. */
@@ -2554,10 +2556,8 @@ static hx_status_t emit_fast_phase(hc_lower_ctx* lc, hc_node* n, const conv_plan
   if (p->wt == HX_DTYPE_INT8)
     e.scales = LLVMBuildGEP2(kb.b, kb.t_i8, hc_kb_ptr(&kb, n->inputs[1]), (LLVMValueRef[]){hc_kb_i64(&kb, (int64_t)p->wscales)}, 1, "");
   e.Y = hc_kb_ptr(&kb, n->outputs[0]);
+  /* float16 x is always repacked (flat_build): the images are float32. */
   e.src = f->repack ? hc_kb_workspace(&kb) : e.X;
-  /* The pad kernel writes float32 images (copy_dtype); x itself is read in
-   * its own type. */
-  e.src_st = !f->repack && p->dt == HX_DTYPE_FLOAT16 ? HX_DTYPE_FLOAT16 : HX_DTYPE_UNDEFINED;
   e.chan = f->repack ? f->nimg * f->PV : p->in_plane;
   e.direct = !conv_strided_phases(p);
   for (int i = 1; i < p->nd; ++i) e.direct = e.direct && f->V[i] == p->out[i];

@@ -319,8 +319,9 @@ def main():
     conv_case(root, "conv_float16", (1, 6, 12, 14), (8, 3, 3, 3), dtype=f16, group=2, pads=[1, 1, 0, 2],
               strides=[1, 2])
     # float16 through the pixels kernel (float32 accumulation, one rounding
-    # per output): x read in place as float16 (1x1, 1-D unpadded), several
-    # channel tiles and vectors with ragged ends, 3-D, constant weights.
+    # per output): 1x1 and 1-D unpadded (x still copied to float32 images),
+    # several channel tiles and vectors with ragged ends, 3-D, constant
+    # weights.
     conv_case(root, "conv_float16_1x1_inplace", (2, 20, 9, 11), (30, 20, 1, 1), dtype=f16, unit_fan_in=True)
     conv_case(root, "conv_float16_tiles", (1, 24, 17, 19), (40, 24, 3, 3), dtype=f16, pads=[1, 1, 1, 1],
               unit_fan_in=True, const_weights=True)
