@@ -327,6 +327,16 @@ static hx_status_t conv_setup(const hc_node* n, bool transpose, conv_plan* p) {
   return HX_OK;
 }
 
+/* conv_setup for the questions asked about a node outside its lowering
+ * (fast path, prepacking, in-place output): false when the node is
+ * malformed, which shape inference reports. */
+static bool conv_plan_of(const hc_node* n, bool transpose, conv_plan* p) {
+  hx_status_t st = conv_setup(n, transpose, p);
+  if (st == HX_OK) return true;
+  hx_status_free(st);
+  return false;
+}
+
 static hx_status_t infer_conv_common(hc_node* n, bool transpose) {
   conv_plan p;
   HX_RETURN_IF_ERROR(conv_setup(n, transpose, &p));
@@ -2627,11 +2637,7 @@ static hx_status_t lower_conv_fast(hc_lower_ctx* lc, hc_node* n, const conv_plan
 bool hc_conv_fast(const hc_node* n) {
   if (n->op != &hc_op_conv) return false;
   conv_plan p;
-  hx_status_t st = conv_setup(n, false, &p);
-  if (st != HX_OK) {
-    hx_status_free(st);
-    return false;
-  }
+  if (!conv_plan_of(n, false, &p)) return false;
   /* Epilogues only on float32: a float16 graph rounds every op's result. */
   return p.dt == HX_DTYPE_FLOAT32 && conv_fast_kind(&p) != CF_NONE;
 }
@@ -2652,11 +2658,7 @@ extern const hc_op_desc hc_op_conv_transpose;
 /* Regroups a constant float32 ConvTranspose weight by output phase. */
 static hx_status_t convt_prepack(hc_graph* g, hc_node* n, bool* out_done) {
   conv_plan p;
-  hx_status_t st = conv_setup(n, true, &p);
-  if (st != HX_OK) {
-    hx_status_free(st);
-    return HX_OK;
-  }
+  if (!conv_plan_of(n, true, &p)) return HX_OK;
   hc_value* w = n->inputs[1];
   if (n->packed || p.dt != HX_DTYPE_FLOAT32 || conv_fast_kind(&p) != CF_PIXELS || w->kind != HC_VALUE_CONST || !w->data)
     return HX_OK;
@@ -2694,11 +2696,7 @@ hx_status_t hc_conv_prepack(hc_graph* g, hc_node* n, bool* out_done) {
   bool narrowed = hc_packed_is(n, 1, HC_PACK_PLAIN);
   if (n->op != &hc_op_conv || (n->packed && !narrowed)) return HX_OK;
   conv_plan p;
-  hx_status_t st = conv_setup(n, false, &p);
-  if (st != HX_OK) {
-    hx_status_free(st);
-    return HX_OK;
-  }
+  if (!conv_plan_of(n, false, &p)) return HX_OK;
   hc_value* src = n->inputs[1];
   hc_value* w = narrowed ? n->packed->original : src;
   if (conv_fast_kind(&p) == CF_WINOGRAD) {
@@ -2782,11 +2780,7 @@ static uint64_t conv_transpose_workspace(const hc_node* n) { return conv_workspa
 static bool conv_inplace_input(const struct hc_target* target, const hc_node* n, int input) {
   if (!hc_epilogue_operand_overwritable(n, input)) return false;
   conv_plan p;
-  hx_status_t st = conv_setup(n, false, &p);
-  if (st != HX_OK) {
-    hx_status_free(st);
-    return false;
-  }
+  if (!conv_plan_of(n, false, &p)) return false;
   int kind = conv_fast_kind(&p);
   /* Fusion gives epilogues to the fast kernels only (hc_conv_fast). */
   if (kind == CF_NONE) return false;
