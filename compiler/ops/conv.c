@@ -1134,10 +1134,11 @@ static int conv_wino_m(const conv_plan* p, hc_wino_shape* s) {
 static int conv_fast_kind(const conv_plan* p) {
   if ((p->dt != HX_DTYPE_FLOAT32 && p->dt != HX_DTYPE_FLOAT16) || p->nd < 1 || p->nd > 3) return CF_NONE;
   if (p->N * p->M * p->out_plane == 0 || p->Cg == 0 || p->ktot > HC_UKR_MAX_TERMS) return CF_NONE;
-  /* float16 (weights and activations): Winograd or the pixels kernel,
-   * accumulating in float32 and rounding each output once, as a float16
-   * Conv's result is; fusion gives them no epilogue (hc_conv_fast), so
-   * every later op still rounds its own result. */
+  /* float16 (weights and activations): Winograd or the pixels kernel (for
+   * ConvTranspose too, one kernel per phase), accumulating in float32 and
+   * rounding each output once, as a float16 Conv's result is; fusion gives
+   * them no epilogue (hc_conv_fast), so every later op still rounds its own
+   * result. */
   if (p->dt == HX_DTYPE_FLOAT16) {
     hc_wino_shape ws;
     if (p->wt != HX_DTYPE_UNDEFINED) return CF_NONE;
