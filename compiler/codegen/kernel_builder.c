@@ -40,6 +40,7 @@ static void sanitize(char* s) {
 
 hx_status_t hc_kb_begin(hc_lower_ctx* lc, const hc_node* node, const char* suffix, int64_t tasks, hc_kb* kb) {
   memset(kb, 0, sizeof(*kb));
+  kb->last_param = -1;
   kb->lc = lc;
   kb->node = node;
   kb->tasks = tasks < 0 ? 0 : tasks;
@@ -96,17 +97,18 @@ hx_status_t hc_kb_begin(hc_lower_ctx* lc, const hc_node* node, const char* suffi
   return HX_OK;
 }
 
-/* The wrapper @symbol(bases, begin, end) = @symbol.body(bases, begin, end, @symbol.offsets). */
-static LLVMValueRef emit_wrapper(hc_kb* kb, const char* symbol) {
+/* The wrapper @symbol(bases, begin, end) = @body(bases, begin, end, @symbol.offsets),
+ * the table holding `values`. */
+static LLVMValueRef emit_wrapper(hc_kb* kb, LLVMValueRef body, const uint64_t* values, int count, const char* symbol) {
   hc_lower_ctx* lc = kb->lc;
   LLVMValueRef table = LLVMConstPointerNull(kb->t_ptr);
-  if (kb->num_offsets > 0) {
-    LLVMValueRef* elems = hc_arena_alloc(lc->arena, sizeof(LLVMValueRef) * (size_t)kb->num_offsets);
-    for (int i = 0; elems && i < kb->num_offsets; ++i) elems[i] = hc_kb_i64(kb, (int64_t)kb->offset_values[i]);
+  if (count > 0) {
+    LLVMValueRef* elems = hc_arena_alloc(lc->arena, sizeof(LLVMValueRef) * (size_t)count);
+    for (int i = 0; elems && i < count; ++i) elems[i] = hc_kb_i64(kb, (int64_t)values[i]);
     if (elems) {
       char name[220];
       snprintf(name, sizeof name, "%s.offsets", symbol);
-      table = hc_kb_const_table(lc, LLVMConstArray2(kb->t_i64, elems, (uint64_t)kb->num_offsets), name, 8);
+      table = hc_kb_const_table(lc, LLVMConstArray2(kb->t_i64, elems, (uint64_t)count), name, 8);
     }
   }
   LLVMTypeRef params[3] = {kb->t_ptr, kb->t_i64, kb->t_i64};
@@ -115,16 +117,16 @@ static LLVMValueRef emit_wrapper(hc_kb* kb, const char* symbol) {
   /* The body's function attributes (nounwind, preferred vector width,
    * target CPU...) become the wrapper's too: they decide how the body is
    * compiled once it is inlined there. */
-  unsigned nattr = LLVMGetAttributeCountAtIndex(kb->fn, LLVMAttributeFunctionIndex);
+  unsigned nattr = LLVMGetAttributeCountAtIndex(body, LLVMAttributeFunctionIndex);
   LLVMAttributeRef* attrs = nattr ? hc_arena_alloc(lc->arena, sizeof(LLVMAttributeRef) * nattr) : NULL;
   if (attrs) {
-    LLVMGetAttributesAtIndex(kb->fn, LLVMAttributeFunctionIndex, attrs);
+    LLVMGetAttributesAtIndex(body, LLVMAttributeFunctionIndex, attrs);
     for (unsigned i = 0; i < nattr; ++i) LLVMAddAttributeAtIndex(w, LLVMAttributeFunctionIndex, attrs[i]);
   }
   LLVMBuilderRef b = LLVMCreateBuilderInContext(lc->llctx);
   LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(lc->llctx, w, "entry"));
   LLVMValueRef args[4] = {LLVMGetParam(w, 0), LLVMGetParam(w, 1), LLVMGetParam(w, 2), table};
-  LLVMBuildCall2(b, LLVMGlobalGetValueType(kb->fn), kb->fn, args, 4, "");
+  LLVMBuildCall2(b, LLVMGlobalGetValueType(body), body, args, 4, "");
   LLVMBuildRetVoid(b);
   LLVMDisposeBuilder(b);
   return w;
@@ -135,9 +137,45 @@ void hc_kb_end(hc_kb* kb, double flops, double bytes) {
   LLVMDisposeBuilder(kb->b);
   kb->b = NULL;
   hc_kernel_rec* rec = &kb->lc->kernels[kb->lc->num_kernels++];
-  rec->fn = emit_wrapper(kb, rec->symbol);
+  rec->fn = emit_wrapper(kb, kb->fn, kb->offset_values, kb->num_offsets, rec->symbol);
   rec->flops = flops;
   rec->bytes = bytes;
+  rec->offset_values = kb->offset_values;
+  rec->num_offsets = kb->num_offsets;
+}
+
+hx_status_t hc_kb_repeat(hc_lower_ctx* lc, int proto, int slot, int64_t value) {
+  if (proto < 0 || proto >= lc->num_kernels)
+    return hx_status_make(HX_STATUS_INTERNAL, "hc_kb_repeat: no kernel %d to repeat", proto);
+  if (lc->num_kernels == lc->cap_kernels) {
+    int ncap = lc->cap_kernels ? lc->cap_kernels * 2 : 64;
+    hc_kernel_rec* nk = realloc(lc->kernels, (size_t)ncap * sizeof(*nk));
+    if (!nk) return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory recording kernels");
+    lc->kernels = nk;
+    lc->cap_kernels = ncap;
+  }
+  const hc_kernel_rec* p = &lc->kernels[proto];
+  int n = p->num_offsets;
+  uint64_t* values = n ? hc_arena_alloc(lc->arena, sizeof(uint64_t) * (size_t)n) : NULL;
+  if (n && !values) return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory recording kernels");
+  if (n) memcpy(values, p->offset_values, sizeof(uint64_t) * (size_t)n);
+  if (slot >= n) return hx_status_make(HX_STATUS_INTERNAL, "hc_kb_repeat: kernel %s has no table entry %d", p->name, slot);
+  if (slot >= 0) values[slot] = (uint64_t)value;
+  char sym[192];
+  snprintf(sym, sizeof sym, "%.16shk%d_%.160s", lc->symbol_prefix ? lc->symbol_prefix : "", lc->symbol_counter++,
+           p->symbol);
+  sanitize(sym);
+  hc_kb kb;
+  memset(&kb, 0, sizeof kb);
+  kb.lc = lc;
+  init_types(&kb);
+  hc_kernel_rec* rec = &lc->kernels[lc->num_kernels];
+  *rec = *p;
+  rec->symbol = hc_arena_strdup(lc->arena, sym);
+  rec->offset_values = values;
+  rec->fn = emit_wrapper(&kb, p->body, values, n, rec->symbol);
+  lc->num_kernels++;
+  return HX_OK;
 }
 
 hx_status_t hc_kb_share_bodies(hc_lower_ctx* lc, LLVMTargetMachineRef tm) {
@@ -210,7 +248,13 @@ LLVMValueRef hc_kb_ptr(hc_kb* kb, const hc_value* v) {
 
 LLVMValueRef hc_kb_workspace(hc_kb* kb) { return base_plus(kb, HX_BASE_ARENA, kb->node->workspace_offset); }
 
-LLVMValueRef hc_kb_param(hc_kb* kb, int64_t x) { return table_offset(kb, (uint64_t)x); }
+LLVMValueRef hc_kb_param(hc_kb* kb, int64_t x) {
+  int slot = kb->num_offsets;
+  LLVMValueRef v = table_offset(kb, (uint64_t)x);
+  /* Out of memory, table_offset gave the immediate: no entry to patch. */
+  kb->last_param = kb->num_offsets == slot + 1 ? slot : -1;
+  return v;
+}
 
 LLVMValueRef hc_kb_param_array(hc_kb* kb, const int64_t* v, int64_t n) {
   if (!table_reserve(kb, n)) return NULL;

@@ -45,6 +45,8 @@ typedef struct hc_kernel_rec {
   double flops, bytes;
   int stage, group;
   const hc_node* node;
+  const uint64_t* offset_values; /* its table's entries (lc's arena), for hc_kb_repeat */
+  int num_offsets;
 } hc_kernel_rec;
 
 /* State shared by all kernels of one module. */
@@ -70,6 +72,7 @@ typedef struct hc_kb {
   LLVMValueRef offsets; /* ptr argument: the kernel's table of byte offsets */
   uint64_t* offset_values; /* the table's entries so far (lc's arena) */
   int num_offsets, cap_offsets;
+  int last_param;          /* table entry of the latest hc_kb_param (-1: none) */
   LLVMValueRef begin;  /* i64 first task */
   LLVMValueRef end;    /* i64 one past the last task */
   LLVMBasicBlockRef entry;
@@ -96,6 +99,13 @@ void hc_kb_end(hc_kb* kb, double flops, double bytes);
  * mergefunc) and marks each body left with a single caller always-inline.
  * Run once, after every kernel is emitted and before optimisation. */
 hx_status_t hc_kb_share_bodies(hc_lower_ctx* lc, LLVMTargetMachineRef tm);
+/* Records one more kernel that runs the body of the earlier kernel `proto`
+ * (an index into lc->kernels) with proto's table, entry `slot` set to
+ * `value` (slot < 0: the table as it is): its name, node, tasks and cost are
+ * proto's. For kernels that differ only in a parameter (hc_kb_param; the
+ * Winograd convolution's blocks of tiles), so that their bodies are emitted
+ * and compiled once, not built again and merged. */
+hx_status_t hc_kb_repeat(hc_lower_ctx* lc, int proto, int slot, int64_t value);
 
 /* Pointer to the first byte of v at run time (arena, weights or I/O buffer). */
 LLVMValueRef hc_kb_ptr(hc_kb* kb, const hc_value* v);

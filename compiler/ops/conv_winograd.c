@@ -46,7 +46,7 @@
 /* float16 convolutions transform their weights at run time (no packed U):
  * the largest U they may put in the workspace. */
 #define HC_WINO_MAX_RUNTIME_U ((uint64_t)8 << 20)
-#define HC_WINO_MAX_BLOCKS 64
+#define HC_WINO_MAX_BLOCKS 256
 #define HC_WINO_MAX_F16_BLOCK ((uint64_t)32 << 20)
 /* Largest block of it when all the tiles do not fit: the shapes that need
  * blocks are the large planes where a CNN's activations peak. */
@@ -136,10 +136,11 @@ static void wino_geometry(const hc_wino_shape* s, int m, bool packed, wino_geo* 
   if (tb < WINO_PAD) tb = WINO_PAD;
   if (tb > g->Tp) tb = g->Tp;
   g->nblk = (g->T + tb - 1) / tb;
-  /* float16 (new with this rule; float32 keeps the one above until
-   * measured): at most HC_WINO_MAX_BLOCKS blocks, three kernels each, the
-   * blocks growing instead. ISNet-medium's 1024x1024 layers would take
-   * 4,800 blocks: 16,900 kernels and a 54 s compile. */
+  /* float16 (new with this rule; float32 keeps the one above, see
+   * docs/performance.md): at most HC_WINO_MAX_BLOCKS blocks, three kernels
+   * each, the blocks growing instead. ISNet-medium's 1024x1024 layers would
+   * take 4,800 blocks: 16,900 kernels, a 38 s compile even with the whole
+   * blocks repeating one body (hc_kb_repeat); 256 ran as fast. */
   if (s->dt == HX_DTYPE_FLOAT16 && g->nblk > HC_WINO_MAX_BLOCKS) g->nblk = HC_WINO_MAX_BLOCKS;
   int64_t even = (g->T + g->nblk - 1) / g->nblk;
   g->Tb = (even + WINO_PAD - 1) / WINO_PAD * WINO_PAD;
@@ -258,6 +259,9 @@ typedef struct wino_emit {
   /* The block of tiles being emitted: global tiles [bt0, bt0 + tn), tnp
    * being tn padded to WINO_PAD; V and Mx index them from 0. */
   int64_t bt0, tn, tnp;
+  /* Table entries of bt0 in the input and output transform kernels just
+   * emitted (-1: none), for hc_kb_repeat. */
+  int bt0_slot_in, bt0_slot_out;
 } wino_emit;
 
 /* The constant c as a value of type `type` (a float type or a vector of one). */
@@ -462,6 +466,7 @@ static hx_status_t emit_input(wino_emit* e) {
   /* The tables' index; the block's first tile comes from the kernel's
    * table so that all whole blocks share one body. */
   LLVMValueRef gt0 = hc_kb_iadd(&kb, t0, hc_kb_param(&kb, e->bt0));
+  e->bt0_slot_in = kb.last_param;
   LLVMValueRef base = LLVMBuildAdd(b, tab_vec(&kb, e, TAB_XBASE, gt0), hc_kb_splat(&kb, cplane, vl), "");
   LLVMValueRef y0 = tab_vec(&kb, e, TAB_Y0, gt0), x0 = tab_vec(&kb, e, TAB_X0, gt0);
   LLVMValueRef rowm[WINO_MAX_A], colm[WINO_MAX_A];
@@ -801,6 +806,7 @@ static hx_status_t emit_output(wino_emit* e) {
                  (unsigned)m * vl);
   }
   LLVMValueRef gt = hc_kb_iadd(&kb, tt, hc_kb_param(&kb, e->bt0)); /* as in emit_input */
+  e->bt0_slot_out = kb.last_param;
   LLVMValueRef img = tab_at(&kb, e, TAB_IMG, gt), oy = tab_at(&kb, e, TAB_OY, gt), ox = tab_at(&kb, e, TAB_OX, gt);
   int64_t rw = s->OW - (g->tw - 1) * m; /* columns of the last tile of a row */
   LLVMValueRef isfull = rw == m ? NULL
@@ -867,14 +873,35 @@ hx_status_t hc_wino_emit(hc_lower_ctx* lc, const hc_node* n, const hc_wino_shape
   wino_geometry(s, m, e.packed, &e.g);
   HX_RETURN_IF_ERROR(emit_tables(&e));
   if (!e.packed) HX_RETURN_IF_ERROR(emit_weights(&e));
-  /* The three stages once per block of tiles, all in the same V and Mx. */
+  /* The three stages once per block of tiles, all in the same V and Mx.
+   * Whole blocks differ only in their first tile bt0 (a table entry of the
+   * transforms; the products are the same kernel): the first whole block
+   * is emitted, the others repeat its three kernels with their own bt0, so
+   * their bodies are built and compiled once (a 768x768 plane has 2,300
+   * blocks). The ragged last block is emitted on its own. */
+  int proto = -1; /* kernel index of the first whole block's input transform */
+  int slot_in = -1, slot_out = -1;
   for (int64_t blk = 0; blk < e.g.nblk; ++blk) {
     e.bt0 = blk * e.g.Tb;
     e.tn = e.g.T - e.bt0 < e.g.Tb ? e.g.T - e.bt0 : e.g.Tb;
     e.tnp = (e.tn + WINO_PAD - 1) / WINO_PAD * WINO_PAD;
+    bool whole = e.tn == e.g.Tb;
+    if (whole && proto >= 0) {
+      HX_RETURN_IF_ERROR(hc_kb_repeat(lc, proto, slot_in, e.bt0));
+      HX_RETURN_IF_ERROR(hc_kb_repeat(lc, proto + 1, -1, 0));
+      HX_RETURN_IF_ERROR(hc_kb_repeat(lc, proto + 2, slot_out, e.bt0));
+      continue;
+    }
+    int first = lc->num_kernels;
+    e.bt0_slot_in = e.bt0_slot_out = -1;
     HX_RETURN_IF_ERROR(emit_input(&e));
     HX_RETURN_IF_ERROR(emit_products(&e));
     HX_RETURN_IF_ERROR(emit_output(&e));
+    if (whole && lc->num_kernels == first + 3 && e.bt0_slot_in >= 0 && e.bt0_slot_out >= 0) {
+      proto = first;
+      slot_in = e.bt0_slot_in;
+      slot_out = e.bt0_slot_out;
+    }
   }
   return HX_OK;
 }
