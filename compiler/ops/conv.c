@@ -1142,7 +1142,12 @@ static int conv_fast_kind(const conv_plan* p) {
   if (p->dt == HX_DTYPE_FLOAT16) {
     hc_wino_shape ws;
     if (p->wt != HX_DTYPE_UNDEFINED) return CF_NONE;
-    return conv_wino_m(p, &ws) ? CF_WINOGRAD : CF_PIXELS;
+    if (conv_wino_m(p, &ws)) return CF_WINOGRAD;
+    /* The channels kernel where float32 takes it (small planes). */
+    if (!p->transpose && p->nd <= 2 && p->Mg >= 32 && p->Cg * p->ktot >= 64 &&
+        (p->out_plane <= 256 || (p->out_plane <= 784 && !conv_is_gemm(p))))
+      return CF_CHANNELS;
+    return CF_PIXELS;
   }
   /* ConvTranspose: each output phase is a stride-1 product over the input
    * image with its own taps (flat_build), which the pixels kernel computes
@@ -1311,21 +1316,25 @@ typedef struct cf_emit {
   LLVMValueRef phase_base;      /* weights in HC_PACK_CONVT_PHASES: this phase's first element */
 } cf_emit;
 
-/* Stores the first `valid` lanes of the float32 vector v at y[idx] in y's
- * type (float16 rounded once, to nearest even). */
-static void cf_store_y(cf_emit* e, LLVMValueRef idx, LLVMValueRef v, unsigned valid) {
+/* Stores the first `valid` of the `lanes` lanes of the float32 vector v at
+ * y[idx] in y's type (float16 rounded once, to nearest even). */
+static void cf_store_y_lanes(cf_emit* e, LLVMValueRef idx, LLVMValueRef v, unsigned lanes, unsigned valid) {
   hc_kb* kb = e->kb;
   if (e->p->dt != HX_DTYPE_FLOAT16) {
-    hc_ukr_store(kb, HX_DTYPE_FLOAT32, e->Y, idx, v, e->vl, valid);
+    hc_ukr_store(kb, HX_DTYPE_FLOAT32, e->Y, idx, v, lanes, valid);
     return;
   }
-  LLVMValueRef h = LLVMBuildFPTrunc(kb->b, v, LLVMVectorType(kb->t_f16, e->vl), "");
+  LLVMValueRef h = LLVMBuildFPTrunc(kb->b, v, LLVMVectorType(kb->t_f16, lanes), "");
   LLVMValueRef ptr = hc_kb_gep(kb, HX_DTYPE_FLOAT16, e->Y, idx);
-  if (valid >= e->vl) {
+  if (valid >= lanes) {
     LLVMSetAlignment(LLVMBuildStore(kb->b, h, ptr), 2);
     return;
   }
-  hc_kb_masked_store(kb, h, ptr, 2, hc_kb_prefix_mask(kb, e->vl, valid));
+  hc_kb_masked_store(kb, h, ptr, 2, hc_kb_prefix_mask(kb, lanes, valid));
+}
+
+static void cf_store_y(cf_emit* e, LLVMValueRef idx, LLVMValueRef v, unsigned valid) {
+  cf_store_y_lanes(e, idx, v, e->vl, valid);
 }
 
 /* Stores `count` flat outputs starting at flat position fpos of output
@@ -1907,7 +1916,7 @@ static void ch_store_transposed(cf_emit* e, LLVMValueRef* acc, int tr, int tw, i
           if (!e->tile_epilogue) y = hc_epilogue_apply_vec(kb, &e->epi, y, coord, 2, (unsigned)cnt);
           LLVMValueRef ybase =
               hc_kb_imul(kb, hc_kb_iadd(kb, hc_kb_imul(kb, nn, hc_kb_i64(kb, p->M)), m), hc_kb_i64(kb, p->out_plane));
-          hc_ukr_store(kb, HX_DTYPE_FLOAT32, e->Y, hc_kb_iadd(kb, ybase, sp), y, 8, (unsigned)cnt);
+          cf_store_y_lanes(e, hc_kb_iadd(kb, ybase, sp), y, 8, (unsigned)cnt);
         }
       }
     }
@@ -1934,7 +1943,7 @@ static void ch_tile(cf_emit* e, const cf_ch_plan* q, const ch_ctx* x, int tr, in
   u.last_lanes = vl; /* weight panels are zero-padded */
   u.a = e->src;
   u.b = e->W;
-  u.b_st = p->wt;
+  u.b_st = conv_weight_st(p);
   u.outer = x->kcur;
   LLVMValueRef c0 = hc_kb_iadd(kb, hc_kb_imul(kb, nn, hc_kb_i64(kb, p->C)),
                                hc_kb_iadd(kb, hc_kb_imul(kb, g, hc_kb_i64(kb, p->Cg)), x->ic0));
@@ -1977,8 +1986,9 @@ static void ch_tile(cf_emit* e, const cf_ch_plan* q, const ch_ctx* x, int tr, in
   LLVMValueRef init[HC_UKR_MAX_MR * HC_UKR_MAX_NV];
   LLVMValueRef bias[HC_UKR_MAX_NV];
   for (int v = 0; v < nv; ++v) {
-    LLVMValueRef bv = e->B ? hc_ukr_load(kb, HX_DTYPE_FLOAT32, e->B, hc_kb_iadd(kb, mch, hc_kb_i64(kb, (int64_t)v * vl)), vl,
-                                         v == nv - 1 ? lanes : vl)
+    /* The bias in y's type (float16 widened). */
+    LLVMValueRef bv = e->B ? hc_ukr_load_st(kb, p->dt, e->B, hc_kb_iadd(kb, mch, hc_kb_i64(kb, (int64_t)v * vl)), vl,
+                                            v == nv - 1 ? lanes : vl)
                            : LLVMConstNull(vt);
     /* int8 weights: the sums start at zero; scale and bias come at the end. */
     bias[v] = bv;
@@ -2712,7 +2722,7 @@ hx_status_t hc_conv_prepack(hc_graph* g, hc_node* n, bool* out_done) {
   size_t total = elem == HX_DTYPE_INT8 ? hc_q8_total_bytes(bytes, n->packed->scales_count) : bytes;
   uint8_t* data = hc_graph_alloc_data(g, total);
   if (!data) return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory packing '%s'", w->name);
-  if (!narrowed)
+  if (!narrowed && p.dt == HX_DTYPE_FLOAT32)
     pack_conv_weights(w->data, &p, pw, (float*)(void*)data);
   else
     pack_conv_weights_bytes(src->data, hx_dtype_size(elem), &p, pw, data);

@@ -326,6 +326,13 @@ def main():
     conv_case(root, "conv_float16_tiles", (1, 24, 17, 19), (40, 24, 3, 3), dtype=f16, pads=[1, 1, 1, 1],
               unit_fan_in=True, const_weights=True)
     conv_case(root, "conv_float16_1d", (1, 8, 70), (12, 8, 5), dtype=f16, unit_fan_in=True)
+    # float16 through the channels kernel (small planes): weights packed in
+    # float16 panels at -O3 (constant) or at run time (an input), ragged
+    # channel tiles.
+    conv_case(root, "conv_float16_channels_1x1", (1, 72, 14, 14), (56, 72, 1, 1), dtype=f16, unit_fan_in=True,
+              const_weights=True)
+    conv_case(root, "conv_float16_channels_s2", (2, 40, 15, 13), (64, 40, 3, 3), dtype=f16, strides=[2, 2],
+              pads=[1, 1, 1, 1], unit_fan_in=True)
     # float16 Winograd: F(4x4,3x3) in blocks of tiles with the weights an
     # input (transformed at run time), ragged borders and padding.
     conv_case(root, "conv_float16_winograd4_input_weights", (1, 16, 46, 50), (24, 16, 3, 3), dtype=f16,
