@@ -38,6 +38,17 @@ static void sanitize(char* s) {
     if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') || *s == '_')) *s = '_';
 }
 
+/* Room for one more record in lc->kernels. */
+static hx_status_t reserve_kernel(hc_lower_ctx* lc) {
+  if (lc->num_kernels < lc->cap_kernels) return HX_OK;
+  int ncap = lc->cap_kernels ? lc->cap_kernels * 2 : 64;
+  hc_kernel_rec* nk = realloc(lc->kernels, (size_t)ncap * sizeof(*nk));
+  if (!nk) return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory recording kernels");
+  lc->kernels = nk;
+  lc->cap_kernels = ncap;
+  return HX_OK;
+}
+
 hx_status_t hc_kb_begin(hc_lower_ctx* lc, const hc_node* node, const char* suffix, int64_t tasks, hc_kb* kb) {
   memset(kb, 0, sizeof(*kb));
   kb->last_param = -1;
@@ -77,13 +88,7 @@ hx_status_t hc_kb_begin(hc_lower_ctx* lc, const hc_node* node, const char* suffi
   kb->entry = LLVMAppendBasicBlockInContext(lc->llctx, kb->fn, "entry");
   LLVMPositionBuilderAtEnd(kb->b, kb->entry);
 
-  if (lc->num_kernels == lc->cap_kernels) {
-    int ncap = lc->cap_kernels ? lc->cap_kernels * 2 : 64;
-    hc_kernel_rec* nk = realloc(lc->kernels, (size_t)ncap * sizeof(*nk));
-    if (!nk) return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory recording kernels");
-    lc->kernels = nk;
-    lc->cap_kernels = ncap;
-  }
+  HX_RETURN_IF_ERROR(reserve_kernel(lc));
   hc_kernel_rec* rec = &lc->kernels[lc->num_kernels];
   memset(rec, 0, sizeof(*rec));
   char label[200];
@@ -147,13 +152,7 @@ void hc_kb_end(hc_kb* kb, double flops, double bytes) {
 hx_status_t hc_kb_repeat(hc_lower_ctx* lc, int proto, int slot, int64_t value) {
   if (proto < 0 || proto >= lc->num_kernels)
     return hx_status_make(HX_STATUS_INTERNAL, "hc_kb_repeat: no kernel %d to repeat", proto);
-  if (lc->num_kernels == lc->cap_kernels) {
-    int ncap = lc->cap_kernels ? lc->cap_kernels * 2 : 64;
-    hc_kernel_rec* nk = realloc(lc->kernels, (size_t)ncap * sizeof(*nk));
-    if (!nk) return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory recording kernels");
-    lc->kernels = nk;
-    lc->cap_kernels = ncap;
-  }
+  HX_RETURN_IF_ERROR(reserve_kernel(lc));
   const hc_kernel_rec* p = &lc->kernels[proto];
   int n = p->num_offsets;
   uint64_t* values = n ? hc_arena_alloc(lc->arena, sizeof(uint64_t) * (size_t)n) : NULL;
