@@ -155,10 +155,10 @@ hx_status_t hc_kb_repeat(hc_lower_ctx* lc, int proto, int slot, int64_t value) {
   HX_RETURN_IF_ERROR(reserve_kernel(lc));
   const hc_kernel_rec* p = &lc->kernels[proto];
   int n = p->num_offsets;
+  if (slot >= n) return hx_status_make(HX_STATUS_INTERNAL, "hc_kb_repeat: kernel %s has no table entry %d", p->name, slot);
   uint64_t* values = n ? hc_arena_alloc(lc->arena, sizeof(uint64_t) * (size_t)n) : NULL;
   if (n && !values) return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory recording kernels");
   if (n) memcpy(values, p->offset_values, sizeof(uint64_t) * (size_t)n);
-  if (slot >= n) return hx_status_make(HX_STATUS_INTERNAL, "hc_kb_repeat: kernel %s has no table entry %d", p->name, slot);
   if (slot >= 0) values[slot] = (uint64_t)value;
   char sym[192];
   snprintf(sym, sizeof sym, "%.16shk%d_%.160s", lc->symbol_prefix ? lc->symbol_prefix : "", lc->symbol_counter++,
