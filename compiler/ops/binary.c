@@ -193,10 +193,29 @@ static LLVMValueRef int_pow(hc_kb* kb, hx_dtype_t bt, LLVMValueRef base, hx_dtyp
  * exponents converted, exact for the usual small ones); integer bases with
  * integer exponents exactly (int_pow); integer bases with float exponents
  * through double, truncated back. */
+/* The one value every element of a constant exponent holds, when that value
+ * is exact in the base's float type (so substituting it changes nothing). */
+static bool uniform_exponent(const hc_value* e, hx_dtype_t bt, double* out) {
+  int64_t n = hc_value_numel(e);
+  if (n < 1 || n > 4096 || !hc_value_const_f64(e, 0, out)) return false;
+  for (int64_t i = 1; i < n; ++i) {
+    double v;
+    if (!hc_value_const_f64(e, i, &v) || v != *out) return false;
+  }
+  if (bt == HX_DTYPE_FLOAT64) return true;
+  if (bt == HX_DTYPE_FLOAT32) return (double)(float)*out == *out;
+  return *out * 2 == (double)(int64_t)(*out * 2) && *out >= -64 && *out <= 64; /* halves: exact in f16, bf16 */
+}
+
 static LLVMValueRef s_pow(hc_kb* kb, const hc_node* n, LLVMValueRef* in) {
   hx_dtype_t bt = n->inputs[0]->dtype, et = n->inputs[1]->dtype;
   if (hc_dtype_is_float(bt)) {
-    LLVMValueRef e = hc_kb_convert(kb, in[1], et, bt);
+    /* A constant exponent becomes an LLVM constant: LLVM then turns x^2 into
+     * x*x, x^0.5 into a square root (with pow's -0 and -inf results), x^-1
+     * into 1/x, and x^1 into x, all correctly rounded as pow is, instead of
+     * a scalar powf call per element (decomposed LayerNorm's Pow(x, 2)). */
+    double ev;
+    LLVMValueRef e = uniform_exponent(n->inputs[1], bt, &ev) ? hc_kb_const(kb, bt, ev) : hc_kb_convert(kb, in[1], et, bt);
     LLVMValueRef args[2] = {in[0], e};
     return hc_kb_math(kb, bt, "pow", args, 2);
   }

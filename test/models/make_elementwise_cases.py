@@ -505,6 +505,27 @@ def pow_cases(root):
     bi = np.array([[4, 9, 2, 3], [16, 25, 7, 1]], dtype=np.int32)
     write_case(root, "ew_pow_int32_f32", [helper.make_node("Pow", ["b", "e"], ["y"])], [("b", bi), ("e", ef)],
                [("y", np.trunc(np.power(bi.astype(np.float64), ef.astype(np.float64))).astype(np.int32))], 15)
+    # Constant exponents are specialised at compile time (x^2 -> x*x, x^0.5
+    # -> sqrt with pow's -0 and -inf results, x^-1 -> 1/x): edge values.
+    edge = np.array([-0.0, 0.0, -np.inf, np.inf, np.nan, -2.0, -0.3, 0.7, 1e-20, 3e19, 5.0, 1e-40], dtype=np.float64)
+    xs = np.concatenate([edge, randf(20, scale=4)]).reshape(4, 8)
+    with np.errstate(all="ignore"):
+        for ev, tag in ((2.0, "2"), (0.5, "half"), (-1.0, "m1"), (1.0, "1"), (3.0, "3"), (-0.5, "mhalf")):
+            for dt, etag, edt in ((np.float32, "f32", np.float32), (np.float64, "f64", np.float64),
+                                  (np.float16, "f16", np.float16), (np.float32, "f32i", np.int64)):
+                if edt is np.int64 and ev != int(ev):
+                    continue
+                x = xs.astype(dt)
+                write_case(root, "ew_pow_const_%s_e%s" % (etag, tag), [helper.make_node("Pow", ["x", "e"], ["y"])],
+                           [("x", x)], [("y", cast_out(np.power(x.astype(np.float64), ev), dt))], 15,
+                           initializers=[("e", np.array(ev, dtype=edt))])
+        # A uniform constant of several elements, and a varying one (no specialisation).
+        x = xs.astype(np.float32)
+        for tag, e in (("uniform", np.full((8,), 2.0, np.float32)),
+                       ("varying", np.array([2, 0.5, 3, -1, 1, 2, -0.5, 0.25], np.float32))):
+            write_case(root, "ew_pow_const_vec_%s" % tag, [helper.make_node("Pow", ["x", "e"], ["y"])], [("x", x)],
+                       [("y", np.power(x.astype(np.float64), e.astype(np.float64)).astype(np.float32))], 15,
+                       initializers=[("e", e)])
 
 
 def legacy_broadcast_cases(root):
