@@ -196,6 +196,13 @@ bool hc_epilogue_light(const hc_node* n) {
   return true;
 }
 
+bool hc_epilogue_heavy_with_operands(const hc_node* n) {
+  if (!n->num_fused || hc_epilogue_light(n)) return false;
+  for (int i = n->fused_input_base; i < n->num_inputs; ++i)
+    if (n->inputs[i]) return true;
+  return false;
+}
+
 double hc_epilogue_bytes(const hc_node* n) {
   double b = 0;
   for (int i = n->fused_input_base; n->num_fused && i < n->num_inputs; ++i)

@@ -53,6 +53,15 @@ LLVMValueRef hc_epilogue_apply_vec(hc_kb* kb, const hc_epilogue* e, LLVMValueRef
  * a loop over a stored tile, which the loop vectoriser handles. */
 bool hc_epilogue_light(const hc_node* n);
 
+/* True when n has heavy fused ops (not hc_epilogue_light) and an extra
+ * operand. A kernel applying such ops element by element from a stack tile
+ * should do so in one loop that writes the results back into the tile, and
+ * store them in a second: the output may be written over the operand (in
+ * place), and LLVM does not vectorise a loop that loads the operand and
+ * stores where it may alias (WaveNet's Tanh * gate ran one scalar element
+ * at a time, 7x slower than its convolution). The tile aliases nothing. */
+bool hc_epilogue_heavy_with_operands(const hc_node* n);
+
 /* Whether input `input` of n is an epilogue operand that the kernel could
  * overwrite with its output as far as the operand goes: one of the extra
  * operands [fused_input_base, num_inputs), with output 0's dtype and shape

@@ -1337,6 +1337,34 @@ static void cf_store_y(cf_emit* e, LLVMValueRef idx, LLVMValueRef v, unsigned va
   cf_store_y_lanes(e, idx, v, e->vl, valid);
 }
 
+/* Stores the outputs c in [lo, hi) of one run: tile[tbase + (toff + c) *
+ * tstride] to y position sp = y0 + c * so of channel m (ybase: the
+ * channel's plane), through the fused ops (heavy ones with an operand in a
+ * pass of their own over the tile: hc_epilogue_heavy_with_operands). */
+static void cf_store_run(cf_emit* e, LLVMValueRef nn, LLVMValueRef m, LLVMValueRef ybase, LLVMValueRef lo,
+                         LLVMValueRef hi, LLVMValueRef tbase, LLVMValueRef toff, int64_t tstride, LLVMValueRef y0,
+                         int64_t so) {
+  hc_kb* kb = e->kb;
+  LLVMBuilderRef b = kb->b;
+  bool split = hc_epilogue_heavy_with_operands(e->n);
+  for (int pass = split ? 0 : 1; pass < 2; ++pass) {
+    hc_loop cl;
+    LLVMValueRef c = hc_loop_begin(kb, &cl, lo, hi, pass ? "st" : "epi");
+    LLVMValueRef tc = hc_kb_iadd(kb, toff, c);
+    LLVMValueRef ti = hc_kb_iadd(kb, tbase, tstride == 1 ? tc : hc_kb_imul(kb, tc, hc_kb_i64(kb, tstride)));
+    LLVMValueRef tp = LLVMBuildGEP2(b, kb->t_f32, e->tile, &ti, 1, "");
+    LLVMValueRef v = LLVMBuildLoad2(b, kb->t_f32, tp, "");
+    LLVMValueRef sp = hc_kb_iadd(kb, y0, so == 1 ? c : hc_kb_imul(kb, c, hc_kb_i64(kb, so)));
+    LLVMValueRef coord[3] = {nn, m, sp};
+    if (pass == 0 || !split) v = hc_epilogue_apply(kb, &e->epi, v, coord);
+    if (pass == 0)
+      LLVMBuildStore(b, v, tp);
+    else
+      hc_kb_store(kb, e->p->dt, e->Y, hc_kb_iadd(kb, ybase, sp), v);
+    hc_loop_end(kb, &cl);
+  }
+}
+
 /* Stores `count` flat outputs starting at flat position fpos of output
  * channel m (image nn) from tile[tbase + c*tstride], skipping positions past
  * the output's last dim, applying the fused ops. */
@@ -1349,15 +1377,7 @@ static void cf_store_flat(cf_emit* e, LLVMValueRef nn, LLVMValueRef m, LLVMValue
   LLVMValueRef ybase = hc_kb_imul(kb, hc_kb_iadd(kb, hc_kb_imul(kb, nn, hc_kb_i64(kb, p->M)), m), hc_kb_i64(kb, p->out_plane));
   int64_t VL = f->V[p->nd - 1];
   if (e->direct) {
-    hc_loop cl;
-    LLVMValueRef c = hc_loop_begin(kb, &cl, hc_kb_i64(kb, 0), hc_kb_i64(kb, count), "st");
-    LLVMValueRef ti = hc_kb_iadd(kb, tbase, tstride == 1 ? c : hc_kb_imul(kb, c, hc_kb_i64(kb, tstride)));
-    LLVMValueRef v = LLVMBuildLoad2(b, kb->t_f32, LLVMBuildGEP2(b, kb->t_f32, e->tile, &ti, 1, ""), "");
-    LLVMValueRef sp = hc_kb_iadd(kb, fpos, c);
-    LLVMValueRef coord[3] = {nn, m, sp};
-    v = hc_epilogue_apply(kb, &e->epi, v, coord);
-    hc_kb_store(kb, p->dt, e->Y, hc_kb_iadd(kb, ybase, sp), v);
-    hc_loop_end(kb, &cl);
+    cf_store_run(e, nn, m, ybase, hc_kb_i64(kb, 0), hc_kb_i64(kb, count), tbase, hc_kb_i64(kb, 0), tstride, fpos, 1);
     return;
   }
   /* Rows of pitch VL: the run [max(fpos, rs), min(fpos+count, rs+T)), T the
@@ -1372,7 +1392,7 @@ static void cf_store_flat(cf_emit* e, LLVMValueRef nn, LLVMValueRef m, LLVMValue
   LLVMValueRef fe = hc_kb_iadd(kb, fpos, hc_kb_i64(kb, count));
   LLVMValueRef row_lo = LLVMBuildUDiv(b, fpos, hc_kb_i64(kb, VL), "");
   LLVMValueRef row_hi = hc_kb_iadd(kb, LLVMBuildUDiv(b, LLVMBuildSub(b, fe, hc_kb_i64(kb, 1), ""), hc_kb_i64(kb, VL), ""), hc_kb_i64(kb, 1));
-  hc_loop rl, cl;
+  hc_loop rl;
   LLVMValueRef row = hc_loop_begin(kb, &rl, row_lo, row_hi, "srow");
   LLVMValueRef rs = hc_kb_imul(kb, row, hc_kb_i64(kb, VL));
   LLVMValueRef c_lo = hc_kb_imax(kb, LLVMBuildSub(b, fpos, rs, ""), hc_kb_i64(kb, 0));
@@ -1396,15 +1416,7 @@ static void cf_store_flat(cf_emit* e, LLVMValueRef nn, LLVMValueRef m, LLVMValue
   }
   if (valid) c_hi = LLVMBuildSelect(b, valid, c_hi, c_lo, "");
   LLVMValueRef toff = LLVMBuildSub(b, rs, fpos, "");
-  LLVMValueRef c = hc_loop_begin(kb, &cl, c_lo, c_hi, "scol");
-  LLVMValueRef tc = hc_kb_iadd(kb, toff, c);
-  LLVMValueRef ti = hc_kb_iadd(kb, tbase, tstride == 1 ? tc : hc_kb_imul(kb, tc, hc_kb_i64(kb, tstride)));
-  LLVMValueRef v = LLVMBuildLoad2(b, kb->t_f32, LLVMBuildGEP2(b, kb->t_f32, e->tile, &ti, 1, ""), "");
-  LLVMValueRef sp = hc_kb_iadd(kb, yrow, so == 1 ? c : hc_kb_iadd(kb, hc_kb_imul(kb, c, hc_kb_i64(kb, so)), rho));
-  LLVMValueRef coord[3] = {nn, m, sp};
-  v = hc_epilogue_apply(kb, &e->epi, v, coord);
-  hc_kb_store(kb, p->dt, e->Y, hc_kb_iadd(kb, ybase, sp), v);
-  hc_loop_end(kb, &cl);
+  cf_store_run(e, nn, m, ybase, c_lo, c_hi, tbase, toff, tstride, so == 1 ? yrow : hc_kb_iadd(kb, yrow, rho), so);
   hc_loop_end(kb, &rl);
 }
 

@@ -835,24 +835,35 @@ static void fast_store_final(fast_emit* e, int rows, int nv, unsigned lanes, LLV
   }
   (void)vt;
   if (!e->scalar_epilogue) return;
-  /* Fused ops element by element over the tile (a loop LLVM vectorises). */
+  /* Fused ops element by element over the tile (a loop LLVM vectorises);
+   * with an operand, into the tile first and stored in a second pass
+   * (hc_epilogue_heavy_with_operands). */
   int64_t cols = (int64_t)(nv - 1) * vl + lanes;
-  hc_loop rl, cl;
-  LLVMValueRef r = hc_loop_begin(kb, &rl, hc_kb_i64(kb, 0), hc_kb_i64(kb, rows), "er");
-  LLVMValueRef mi = hc_kb_iadd(kb, m, r);
-  LLVMValueRef yrow = hc_kb_iadd(kb, e->y_off, hc_kb_iadd(kb, hc_kb_imul(kb, mi, hc_kb_i64(kb, d->N)), n));
-  LLVMValueRef trow = hc_kb_imul(kb, r, hc_kb_i64(kb, p->nr));
-  LLVMValueRef c = hc_loop_begin(kb, &cl, hc_kb_i64(kb, 0), hc_kb_i64(kb, cols), "ec");
-  LLVMValueRef ti = hc_kb_iadd(kb, trow, c);
-  LLVMValueRef x = LLVMBuildLoad2(kb->b, kb->t_f32, LLVMBuildGEP2(kb->b, kb->t_f32, e->tile, &ti, 1, ""), "");
-  LLVMValueRef coord[3];
-  epilogue_coords(kb, d, e->bi, mi, hc_kb_iadd(kb, n, c), coord);
-  x = hc_epilogue_apply(kb, &e->epi, x, coord);
-  hc_kb_store(kb, d->dt, e->py, hc_kb_iadd(kb, yrow, c), x);
-  hc_loop_end(kb, &cl);
-  /* Rows stay a loop: unrolled, every row would repeat the vectorised
-   * element loop (a SiLU epilogue made a 40x120 MatMul's kernel 24 KB). */
-  hc_loop_end_rolled(kb, &rl);
+  bool split = hc_epilogue_heavy_with_operands(e->epi.node);
+  for (int pass = split ? 0 : 1; pass < 2; ++pass) {
+    hc_loop rl, cl;
+    LLVMValueRef r = hc_loop_begin(kb, &rl, hc_kb_i64(kb, 0), hc_kb_i64(kb, rows), "er");
+    LLVMValueRef mi = hc_kb_iadd(kb, m, r);
+    LLVMValueRef yrow = hc_kb_iadd(kb, e->y_off, hc_kb_iadd(kb, hc_kb_imul(kb, mi, hc_kb_i64(kb, d->N)), n));
+    LLVMValueRef trow = hc_kb_imul(kb, r, hc_kb_i64(kb, p->nr));
+    LLVMValueRef c = hc_loop_begin(kb, &cl, hc_kb_i64(kb, 0), hc_kb_i64(kb, cols), pass ? "ec" : "ea");
+    LLVMValueRef ti = hc_kb_iadd(kb, trow, c);
+    LLVMValueRef tp = LLVMBuildGEP2(kb->b, kb->t_f32, e->tile, &ti, 1, "");
+    LLVMValueRef x = LLVMBuildLoad2(kb->b, kb->t_f32, tp, "");
+    if (pass == 0 || !split) {
+      LLVMValueRef coord[3];
+      epilogue_coords(kb, d, e->bi, mi, hc_kb_iadd(kb, n, c), coord);
+      x = hc_epilogue_apply(kb, &e->epi, x, coord);
+    }
+    if (pass == 0)
+      LLVMBuildStore(kb->b, x, tp);
+    else
+      hc_kb_store(kb, d->dt, e->py, hc_kb_iadd(kb, yrow, c), x);
+    hc_loop_end(kb, &cl);
+    /* Rows stay a loop: unrolled, every row would repeat the vectorised
+     * element loop (a SiLU epilogue made a 40x120 MatMul's kernel 24 KB). */
+    hc_loop_end_rolled(kb, &rl);
+  }
 }
 
 /* One tile: rows x (nv vectors, the last with `lanes` lanes) at (m, n) of

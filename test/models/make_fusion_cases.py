@@ -294,6 +294,9 @@ def inplace_residual_cases(root):
         "chan3x3_ksplit": (256, (7, 7), 64, 3, 1, 1),
         "dw3x3": (32, (20, 20), 32, 3, 1, 32),
         "pix1d": (16, (200,), 24, 5, 2, 1),
+        # Unpadded 1-D: the kernel reads x in place and stores flat positions
+        # directly (WaveNet's gated units after an explicit Pad).
+        "pix1d_valid": (16, (200,), 24, 2, 0, 1),
         # 3-D: the pixels kernel over a volume whose rows and planes are
         # padded (stores skip the pitch padding in both).
         "pix3d": (8, (5, 7, 9), 12, 3, 1, 1),
@@ -311,7 +314,7 @@ def inplace_residual_cases(root):
         r = randf(*c.shape)
         rt = np.ascontiguousarray(r.transpose(fwd))
         for aname, (act, fn) in acts.items():
-            if aname and sname not in ("gemm1x1", "pix3x3", "pix3x3_valid", "chan3x3", "dw3x3", "pix3d"):
+            if aname and sname not in ("gemm1x1", "pix3x3", "pix3x3_valid", "chan3x3", "dw3x3", "pix3d", "pix1d_valid"):
                 continue
             y = fn(c + r).transpose(fwd).astype(np.float32)
             nodes = [helper.make_node("Transpose", ["rt"], ["r"], perm=back),
