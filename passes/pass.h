@@ -121,6 +121,16 @@ typedef struct hc_pipeline_options {
 } hc_pipeline_options;
 
 /* The pipeline for an optimisation level (NULL-terminated). */
+/* For passes that rewrite nodes (passes/rewrite.c). A new node named
+ * like->name + suffix, appended to g->nodes (hc_graph_sort restores the
+ * order), with op's descriptor and like's opset clamped to the
+ * descriptor's range; inputs and outputs are the caller's to set. */
+hx_status_t hc_pass_new_node(hc_graph* g, const hc_node* like, const char* op, const char* suffix, int nin,
+                             hc_node** out);
+/* A new constant of the given shape holding a copy of `data` (NULL: zeros). */
+hx_status_t hc_pass_new_const(hc_graph* g, const char* name, hx_dtype_t dtype, int rank, const int64_t* dims,
+                              const void* data, hc_value** out);
+
 const hc_pass* const* hc_pipeline_for_level(int opt_level);
 /* Looks a pass up by name (for --print-after validation). */
 const hc_pass* hc_pass_find(const char* name);

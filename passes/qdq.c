@@ -213,21 +213,6 @@ static bool bias_scales_match(const qparams* b, const qparams* x, const qparams*
   return true;
 }
 
-/* A new node after the graph's nodes (hc_graph_sort restores the order). */
-static hx_status_t new_node(hc_graph* g, const hc_node* like, const char* op, const char* suffix, int nin,
-                            hc_node** out) {
-  char name[512];
-  snprintf(name, sizeof name, "%s%s", like->name, suffix);
-  HX_RETURN_IF_ERROR(hc_graph_add_node(g, name, op, "", nin, 1, out));
-  (*out)->op = hc_op_find("", op);
-  if (!(*out)->op) return hx_status_make(HX_STATUS_INTERNAL, "qdq: no descriptor for %s", op);
-  int opset = like->opset;
-  if (opset < (*out)->op->since_opset) opset = (*out)->op->since_opset;
-  if (opset > (*out)->op->max_opset) opset = (*out)->op->max_opset;
-  (*out)->opset = opset;
-  return HX_OK;
-}
-
 /* Makes `yq` (the QuantizeLinear's output) the output of n, retiring the
  * float op, the optional Relu and the QuantizeLinear. */
 static void take_output(hc_node* n, hc_value* yq, hc_node* op, hc_node* relu, hc_node* q) {
@@ -253,7 +238,7 @@ static hx_status_t rewrite_conv(hc_graph* g, hc_node* conv, bool* done) {
     return HX_OK;
   if (!(q = q_after(g, conv->outputs[0], &qy, &relu))) return HX_OK;
   hc_node* n;
-  HX_RETURN_IF_ERROR(new_node(g, conv, "QLinearConv", ":qlinear", b ? 9 : 8, &n));
+  HX_RETURN_IF_ERROR(hc_pass_new_node(g, conv, "QLinearConv", ":qlinear", b ? 9 : 8, &n));
   hc_value *zx = NULL, *zw = NULL, *zy = NULL;
   char name[512];
   snprintf(name, sizeof name, "%s:zx", conv->name);
@@ -286,7 +271,7 @@ static hx_status_t rewrite_matmul(hc_graph* g, hc_node* mm, bool* done) {
   }
   if (!(q = q_after(g, mm->outputs[0], &qy, &relu))) return HX_OK;
   hc_node* n;
-  HX_RETURN_IF_ERROR(new_node(g, mm, "QLinearMatMul", ":qlinear", 8, &n));
+  HX_RETURN_IF_ERROR(hc_pass_new_node(g, mm, "QLinearMatMul", ":qlinear", 8, &n));
   hc_value *za = NULL, *zb = NULL, *zy = NULL;
   char name[512];
   snprintf(name, sizeof name, "%s:za", mm->name);
@@ -305,13 +290,7 @@ static hx_status_t rewrite_matmul(hc_graph* g, hc_node* mm, bool* done) {
 /* An int64 1-D constant. */
 static hx_status_t i64_const(hc_graph* g, const char* name, const int64_t* vals, int count, hc_value** out) {
   int64_t dims[1] = {count};
-  HX_RETURN_IF_ERROR(hc_graph_add_value(g, name, HX_DTYPE_INT64, 1, dims, out));
-  int64_t* d = hc_graph_alloc_data(g, sizeof(int64_t) * (size_t)count);
-  if (!d) return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory in qdq");
-  memcpy(d, vals, sizeof(int64_t) * (size_t)count);
-  (*out)->kind = HC_VALUE_CONST;
-  (*out)->data = d;
-  return HX_OK;
+  return hc_pass_new_const(g, name, HX_DTYPE_INT64, 1, dims, vals, out);
 }
 
 /* Gemm -> Reshape, 1x1 QLinearConv, Reshape. */
@@ -379,17 +358,17 @@ static hx_status_t rewrite_gemm(hc_graph* g, hc_node* gemm, bool* done) {
   HX_RETURN_IF_ERROR(hc_graph_add_value(g, name, qy.qt, -1, NULL, &y4));
 
   hc_node *r1, *cv, *r2;
-  HX_RETURN_IF_ERROR(new_node(g, gemm, "Reshape", ":qlinear_in", 2, &r1));
+  HX_RETURN_IF_ERROR(hc_pass_new_node(g, gemm, "Reshape", ":qlinear_in", 2, &r1));
   r1->inputs[0] = da->inputs[0];
   r1->inputs[1] = shape_in;
   r1->outputs[0] = a4;
   a4->producer = r1;
-  HX_RETURN_IF_ERROR(new_node(g, gemm, "QLinearConv", ":qlinear", bias ? 9 : 8, &cv));
+  HX_RETURN_IF_ERROR(hc_pass_new_node(g, gemm, "QLinearConv", ":qlinear", bias ? 9 : 8, &cv));
   hc_value* ins[9] = {a4, qa.scale, za, w4, qw.scale, zw, qy.scale, zy, bias};
   for (int i = 0; i < cv->num_inputs; ++i) cv->inputs[i] = ins[i];
   cv->outputs[0] = y4;
   y4->producer = cv;
-  HX_RETURN_IF_ERROR(new_node(g, gemm, "Reshape", ":qlinear_out", 2, &r2));
+  HX_RETURN_IF_ERROR(hc_pass_new_node(g, gemm, "Reshape", ":qlinear_out", 2, &r2));
   r2->inputs[0] = y4;
   r2->inputs[1] = shape_out;
   take_output(r2, q->outputs[0], gemm, relu, q);

@@ -404,6 +404,21 @@ def main():
     conv_transpose_case(root, "convt_1d_s3_const", (1, 24, 33), (24, 10, 5), strides=[3], pads=[2, 1],
                         const_weights=True)
     conv_transpose_case(root, "convt_k_lt_s_const", (1, 9, 6, 5), (9, 7, 2, 1), strides=[3, 2], const_weights=True)
+    # One input position (a generator's first layer): canonicalize makes it
+    # Flatten -> Gemm -> Reshape (constant weights, float32, group 1, zero
+    # pads); the others keep the ConvTranspose kernels.
+    conv_transpose_case(root, "convt_1x1_input_gemm", (2, 24, 1, 1), (24, 20, 4, 4), strides=[2, 2],
+                        const_weights=True)
+    conv_transpose_case(root, "convt_1x1_input_gemm_nobias_3d", (1, 10, 1, 1, 1), (10, 6, 2, 3, 2), bias=False,
+                        pads=[0, 0, 0, 0, 0, 0], const_weights=True)
+    conv_transpose_case(root, "convt_1x1_input_gemm_1d_dil_k1", (3, 7, 1), (7, 5, 1), dil=[3], const_weights=True)
+    conv_transpose_case(root, "convt_1x1_input_pads", (1, 8, 1, 1), (8, 6, 4, 4), strides=[2, 2], pads=[1, 1, 1, 1],
+                        const_weights=True)
+    conv_transpose_case(root, "convt_1x1_input_opad", (1, 8, 1, 1), (8, 6, 3, 3), strides=[2, 2],
+                        output_padding=[1, 1], const_weights=True)
+    conv_transpose_case(root, "convt_1x1_input_dil", (1, 8, 1, 1), (8, 6, 3, 3), dil=[2, 2], const_weights=True)
+    conv_transpose_case(root, "convt_1x1_input_group", (1, 8, 1, 1), (8, 3, 4, 4), group=2, const_weights=True)
+    conv_transpose_case(root, "convt_1x1_input_rt_weights", (1, 8, 1, 1), (8, 6, 4, 4))
     conv_transpose_case(root, "convt_float16", (1, 4, 5, 6), (4, 2, 3, 3), dtype=f16, strides=[2, 2],
                         output_padding=[1, 1], pads=[1, 1, 0, 0])
     conv_transpose_case(root, "convt_float64_opset1", (2, 2, 4, 4), (2, 2, 2, 3), dtype=f64, opset=1,
