@@ -1131,6 +1131,24 @@ static int conv_wino_m(const conv_plan* p, hc_wino_shape* s) {
   return hc_wino_choose(s);
 }
 
+/* Whether a float32 ConvTranspose takes the channels kernel: as for a
+ * convolution, many output channels on small (phase) planes, where the
+ * pixels kernel pads short flat rows to whole vectors and reads its weights
+ * as broadcasts (DCGAN's 512->256 layer on 4x4 inputs: phases of 4x4
+ * outputs, 16 useful lanes in 32, ~50 GFLOP/s). Every phase must have a
+ * tap (dilation 1 and a kernel at least the stride per dim): the channels
+ * kernel has no bias-only tiles. */
+static bool convt_channels(const conv_plan* p) {
+  if (p->nd > 2 || p->Mg < 32) return false;
+  int64_t plane = 1, taps = 1;
+  for (int i = 0; i < p->nd; ++i) {
+    if (p->d[i] != 1 || p->k[i] < p->s[i]) return false;
+    plane *= cdiv(p->out[i], p->s[i]);
+    taps *= p->k[i] / p->s[i];
+  }
+  return p->Cg * taps >= 64 && plane <= 256;
+}
+
 static int conv_fast_kind(const conv_plan* p) {
   if ((p->dt != HX_DTYPE_FLOAT32 && p->dt != HX_DTYPE_FLOAT16) || p->nd < 1 || p->nd > 3) return CF_NONE;
   if (p->N * p->M * p->out_plane == 0 || p->Cg == 0 || p->ktot > HC_UKR_MAX_TERMS) return CF_NONE;
@@ -1151,9 +1169,13 @@ static int conv_fast_kind(const conv_plan* p) {
   }
   /* ConvTranspose: each output phase is a stride-1 product over the input
    * image with its own taps (flat_build), which the pixels kernel computes
-   * like a convolution's, one kernel per phase. float32 weights only (the
+   * like a convolution's, one kernel per phase, or the channels kernel on
+   * small phase planes (convt_channels). float32 weights only (the
    * precision pass narrows Conv, Gemm and MatMul weights). */
-  if (p->transpose) return p->wt == HX_DTYPE_UNDEFINED || p->wt == HX_DTYPE_FLOAT32 ? CF_PIXELS : CF_NONE;
+  if (p->transpose) {
+    if (p->wt != HX_DTYPE_UNDEFINED && p->wt != HX_DTYPE_FLOAT32) return CF_NONE;
+    return convt_channels(p) ? CF_CHANNELS : CF_PIXELS;
+  }
   /* 3-D: the pixels kernel over the flat positions of the volume (the
    * others are 1-D/2-D). */
   if (p->nd == 3) return CF_PIXELS;
@@ -1232,7 +1254,15 @@ static void cf_workspace_layout(const hc_node* n, const conv_plan* p, const flat
   l->total = off;
 }
 
-/* Packs W [G*Mg][Cg][taps] into [G][ceil(Mg/pw)][Cg*taps][pw] (zeros past Mg). */
+/* Where reduction element k = ci*taps + tap of output channel m of group g
+ * lies in W: [G*Mg][Cg][taps] for a Conv, [G*Cg][Mg][taps] for a
+ * ConvTranspose. */
+static int64_t weight_index(const conv_plan* p, int64_t g, int64_t m, int64_t k) {
+  if (!p->transpose) return (g * p->Mg + m) * p->Cg * p->ktot + k;
+  return ((g * p->Cg + k / p->ktot) * p->Mg + m) * p->ktot + k % p->ktot;
+}
+
+/* Packs W into [G][ceil(Mg/pw)][Cg*taps][pw] (zeros past Mg). */
 static void pack_conv_weights(const float* w, const conv_plan* p, int64_t pw, float* out) {
   int64_t K = p->Cg * p->ktot, np = (p->Mg + pw - 1) / pw;
   for (int64_t g = 0; g < p->G; ++g)
@@ -1240,7 +1270,7 @@ static void pack_conv_weights(const float* w, const conv_plan* p, int64_t pw, fl
       for (int64_t k = 0; k < K; ++k)
         for (int64_t j = 0; j < pw; ++j) {
           int64_t m = q * pw + j;
-          out[((g * np + q) * K + k) * pw + j] = m < p->Mg ? w[(g * p->Mg + m) * K + k] : 0.0f;
+          out[((g * np + q) * K + k) * pw + j] = m < p->Mg ? w[weight_index(p, g, m, k)] : 0.0f;
         }
 }
 
@@ -1257,16 +1287,25 @@ static hx_status_t emit_pack_weights(hc_lower_ctx* lc, const hc_node* n, const c
   LLVMValueRef q = LLVMBuildURem(kb.b, t, hc_kb_i64(&kb, l->npanel), "");
   LLVMValueRef m0 = hc_kb_imul(&kb, q, hc_kb_i64(&kb, l->pw));
   LLVMValueRef width = hc_kb_imin(&kb, hc_kb_i64(&kb, l->pw), LLVMBuildSub(kb.b, hc_kb_i64(&kb, p->Mg), m0, ""));
-  LLVMValueRef wbase = hc_kb_imul(&kb, hc_kb_iadd(&kb, hc_kb_imul(&kb, g, hc_kb_i64(&kb, p->Mg)), m0), hc_kb_i64(&kb, l->K));
   LLVMValueRef dbase = hc_kb_imul(&kb, t, hc_kb_i64(&kb, l->K * l->pw));
   LLVMValueRef j = hc_loop_begin(&kb, &jl, hc_kb_i64(&kb, 0), hc_kb_i64(&kb, l->pw), "j");
   LLVMValueRef inb = LLVMBuildICmp(kb.b, LLVMIntSLT, j, width, "");
   LLVMValueRef jj = hc_kb_imin(&kb, j, LLVMBuildSub(kb.b, width, hc_kb_i64(&kb, 1), ""));
-  LLVMValueRef src = hc_kb_iadd(&kb, wbase, hc_kb_imul(&kb, jj, hc_kb_i64(&kb, l->K)));
+  LLVMValueRef m = hc_kb_iadd(&kb, m0, jj);
   LLVMValueRef k = hc_loop_begin(&kb, &kl, hc_kb_i64(&kb, 0), hc_kb_i64(&kb, l->K), "k");
+  /* weight_index() at run time. */
+  LLVMValueRef src;
+  if (!p->transpose) {
+    src = hc_kb_iadd(&kb, hc_kb_imul(&kb, hc_kb_iadd(&kb, hc_kb_imul(&kb, g, hc_kb_i64(&kb, p->Mg)), m), hc_kb_i64(&kb, l->K)), k);
+  } else {
+    LLVMValueRef ci = LLVMBuildUDiv(kb.b, k, hc_kb_i64(&kb, p->ktot), "");
+    LLVMValueRef tap = LLVMBuildURem(kb.b, k, hc_kb_i64(&kb, p->ktot), "");
+    LLVMValueRef c = hc_kb_iadd(&kb, hc_kb_imul(&kb, g, hc_kb_i64(&kb, p->Cg)), ci);
+    src = hc_kb_iadd(&kb, hc_kb_imul(&kb, hc_kb_iadd(&kb, hc_kb_imul(&kb, c, hc_kb_i64(&kb, p->Mg)), m), hc_kb_i64(&kb, p->ktot)), tap);
+  }
   /* Narrowed weights are copied in their own type (exact round trip). */
   hx_dtype_t et = p->wt ? p->wt : p->dt;
-  LLVMValueRef v = hc_kb_load(&kb, et, W, hc_kb_iadd(&kb, src, k));
+  LLVMValueRef v = hc_kb_load(&kb, et, W, src);
   v = LLVMBuildSelect(kb.b, inb, v, hc_kb_const(&kb, et, 0), "");
   hc_kb_store(&kb, et, WS, hc_kb_iadd(&kb, dbase, hc_kb_iadd(&kb, hc_kb_imul(&kb, k, hc_kb_i64(&kb, l->pw)), j)), v);
   hc_loop_end(&kb, &kl);
@@ -1314,6 +1353,11 @@ typedef struct cf_emit {
    * phases of one shape share one body; NULL for a convolution. */
   LLVMValueRef rho[WIN_MAX_SP], tap[HC_UKR_MAX_TERMS], tsrc[HC_UKR_MAX_TERMS];
   LLVMValueRef phase_base;      /* weights in HC_PACK_CONVT_PHASES: this phase's first element */
+  /* ConvTranspose in the channels kernel with panels packed at compile
+   * time: each panel's rows grouped by phase (convt_pack_panels), this
+   * phase's from row phase_row0, nterms rows per input channel. */
+  bool phase_panels;
+  int64_t phase_row0;
 } cf_emit;
 
 /* Stores the first `valid` of the `lanes` lanes of the float32 vector v at
@@ -1763,10 +1807,11 @@ static void tile_shape(int64_t OH, int64_t OW, int mr, int* tr, int* tw) {
   *tr = 1;
 }
 
-static void plan_channels(const hc_lower_ctx* lc, const conv_plan* p, unsigned vl, cf_ch_plan* q) {
+/* T: the output (phase) extents the kernel computes (p->out for a Conv). */
+static void plan_channels(const hc_lower_ctx* lc, const conv_plan* p, const int64_t* T, unsigned vl, cf_ch_plan* q) {
   int regs = hc_ukr_registers(lc);
-  q->OW = p->out[p->nd - 1];
-  q->OH = p->nd == 2 ? p->out[0] : 1;
+  q->OW = T[p->nd - 1];
+  q->OH = p->nd == 2 ? T[0] : 1;
   /* Candidate tiles (pixels x vectors) that leave registers for the
    * unrolled taps' loads: LLVM's scheduler overlaps the terms, and a tile
    * that uses every register spills. */
@@ -1967,8 +2012,10 @@ static void ch_tile(cf_emit* e, const cf_ch_plan* q, const ch_ctx* x, int tr, in
   /* Panel c/pw of group g, row ic0*ktot; per input channel ktot rows. */
   LLVMValueRef prow = hc_kb_imul(kb, hc_kb_iadd(kb, wpanel, LLVMBuildUDiv(b, c, hc_kb_i64(kb, pw), "")), hc_kb_i64(kb, K * pw));
   if (q->nr < pw) prow = hc_kb_iadd(kb, prow, LLVMBuildURem(b, c, hc_kb_i64(kb, pw), "")); /* a tile inside a panel */
-  u.b_base = hc_kb_iadd(kb, prow, hc_kb_imul(kb, x->ic0, hc_kb_i64(kb, p->ktot * pw)));
-  u.b_outer = p->ktot * pw;
+  int64_t ci_rows = e->phase_panels ? e->P->nterms : p->ktot;
+  if (e->phase_panels) prow = hc_kb_iadd(kb, prow, hc_kb_i64(kb, e->phase_row0 * pw));
+  u.b_base = hc_kb_iadd(kb, prow, hc_kb_imul(kb, x->ic0, hc_kb_i64(kb, ci_rows * pw)));
+  u.b_outer = ci_rows * pw;
 
   for (int v = 0; v < nv; ++v) {
     int64_t col = (int64_t)v * vl;
@@ -1976,7 +2023,7 @@ static void ch_tile(cf_emit* e, const cf_ch_plan* q, const ch_ctx* x, int tr, in
   }
   for (int t = 0; t < e->P->nterms; ++t) {
     u.a_term[t] = e->P->terms[t].src;
-    u.b_term[t] = e->P->terms[t].tap * pw;
+    u.b_term[t] = (e->phase_panels ? t : e->P->terms[t].tap) * pw;
   }
   u.nterms = e->P->nterms;
   /* The pixels' lines of input channel o + d, about 32 unrolled terms
@@ -2072,7 +2119,8 @@ static void ch_tile(cf_emit* e, const cf_ch_plan* q, const ch_ctx* x, int tr, in
       for (int v = 0; v < nv; ++v)
         acc[i * nv + v] = hc_ukr_load(kb, HX_DTYPE_FLOAT32, e->tile, hc_kb_i64(kb, (int64_t)i * nr + (int64_t)v * vl), vl, vl);
   }
-  if ((vl == 8 || vl == 16) && (!e->epi.count || e->tile_epilogue || hc_epilogue_light(e->n))) {
+  bool strided = conv_strided_phases(p);
+  if ((vl == 8 || vl == 16) && !strided && (!e->epi.count || e->tile_epilogue || hc_epilogue_light(e->n))) {
     ch_store_transposed(e, acc, tr, tw, nv, lanes, nn, mch, oh, ow);
     if (done) {
       LLVMBuildBr(b, done);
@@ -2096,6 +2144,15 @@ static void ch_tile(cf_emit* e, const cf_ch_plan* q, const ch_ctx* x, int tr, in
   LLVMValueRef ti = hc_kb_iadd(kb, trow, hc_kb_imul(kb, w, hc_kb_i64(kb, nr)));
   LLVMValueRef val = LLVMBuildLoad2(b, kb->t_f32, LLVMBuildGEP2(b, kb->t_f32, e->tile, &ti, 1, ""), "");
   LLVMValueRef sp = hc_kb_iadd(kb, sp_row, w);
+  if (strided) {
+    /* ConvTranspose phase output (t0, t1) lands at y (t0*s0 + rho0, t1*s1 + rho1). */
+    int L = p->nd - 1;
+    sp = hc_kb_iadd(kb, hc_kb_imul(kb, hc_kb_iadd(kb, ow, w), hc_kb_i64(kb, p->s[L])), e->rho[L]);
+    if (p->nd == 2) {
+      LLVMValueRef row = hc_kb_iadd(kb, hc_kb_imul(kb, hc_kb_iadd(kb, oh, r), hc_kb_i64(kb, p->s[0])), e->rho[0]);
+      sp = hc_kb_iadd(kb, hc_kb_imul(kb, row, hc_kb_i64(kb, p->out[1])), sp);
+    }
+  }
   LLVMValueRef coord[3] = {nn, m, sp};
   val = hc_epilogue_apply(kb, &e->epi, val, coord);
   hc_kb_store(kb, p->dt, e->Y, hc_kb_iadd(kb, ybase, sp), val);
@@ -2150,7 +2207,7 @@ static hx_status_t emit_conv_channels(hc_lower_ctx* lc, cf_emit* e) {
   const conv_plan* p = e->p;
   hc_kb* kb = e->kb;
   cf_ch_plan q;
-  plan_channels(lc, p, e->vl, &q);
+  plan_channels(lc, p, e->P->T, e->vl, &q);
   e->tile = hc_kb_alloca(kb, LLVMArrayType2(kb->t_f32, (uint64_t)q.slot), "tile");
   /* Heavy fused ops whose operands vary neither over channels nor pixels
    * (the stores transpose the tile: vectors of a pixel's channels). */
@@ -2558,7 +2615,7 @@ static int64_t cf_tasks(const hc_lower_ctx* lc, const conv_plan* p, const flat_p
     return p->N * p->G * q.nmb * q.nfb;
   }
   cf_ch_plan q;
-  plan_channels(lc, p, vl, &q);
+  plan_channels(lc, p, P->T, vl, &q);
   return p->N * p->G * q.ncb * q.nrb;
 }
 
@@ -2596,6 +2653,8 @@ static hx_status_t emit_fast_phase(hc_lower_ctx* lc, hc_node* n, const conv_plan
   for (int i = 1; i < p->nd; ++i) e.direct = e.direct && f->V[i] == p->out[i];
   if (p->transpose) {
     if (hc_packed_is(n, 1, HC_PACK_CONVT_PHASES)) e.phase_base = hc_kb_param(&kb, convt_phase_base(p, f, phi));
+    e.phase_panels = kind == CF_CHANNELS && packed;
+    for (int q = 0; q < phi; ++q) e.phase_row0 += p->Cg * f->phases[q].nterms;
     for (int i = 0; i < p->nd; ++i) e.rho[i] = hc_kb_param(&kb, e.P->rho[i]);
     for (int t = 0; t < e.P->nterms; ++t) {
       e.tap[t] = hc_kb_param(&kb, e.P->terms[t].tap);
@@ -2672,11 +2731,35 @@ static void pack_conv_weights_bytes(const uint8_t* w, size_t es, const conv_plan
     for (int64_t q = 0; q < np; ++q)
       for (int64_t k = 0; k < K; ++k)
         for (int64_t j = 0; j < pw && q * pw + j < p->Mg; ++j)
-          memcpy(out + (size_t)(((g * np + q) * K + k) * pw + j) * es, w + (size_t)((g * p->Mg + q * pw + j) * K + k) * es,
+          memcpy(out + (size_t)(((g * np + q) * K + k) * pw + j) * es, w + (size_t)weight_index(p, g, q * pw + j, k) * es,
                  es);
 }
 
 extern const hc_op_desc hc_op_conv_transpose;
+
+/* A ConvTranspose weight [G*Cg][Mg][taps] in the channels kernel's panels
+ * [G][ceil(Mg/pw)][Cg*taps][pw], each panel's rows grouped by output phase
+ * (phase-major, then input channel, then the phase's taps), so that a
+ * phase's kernel streams its rows instead of every taps-th line. Each tap
+ * reaches exactly one phase per dim (convt_channels: dilation 1), so the
+ * phases' rows add up to Cg*taps. */
+static void convt_pack_panels(const float* w, const conv_plan* p, const flat_plan* f, int64_t pw, float* out) {
+  int64_t K = p->Cg * p->ktot, np = (p->Mg + pw - 1) / pw;
+  for (int64_t g = 0; g < p->G; ++g)
+    for (int64_t q = 0; q < np; ++q) {
+      int64_t row = 0;
+      for (int phi = 0; phi < f->nphase; ++phi) {
+        const flat_phase* P = &f->phases[phi];
+        for (int64_t ci = 0; ci < p->Cg; ++ci)
+          for (int t = 0; t < P->nterms; ++t, ++row)
+            for (int64_t j = 0; j < pw; ++j) {
+              int64_t m = q * pw + j;
+              out[((g * np + q) * K + row) * pw + j] =
+                  m < p->Mg ? w[((g * p->Cg + ci) * p->Mg + m) * p->ktot + P->terms[t].tap] : 0.0f;
+            }
+      }
+    }
+}
 
 /* Regroups a constant float32 ConvTranspose weight by output phase. */
 static hx_status_t convt_prepack(hc_graph* g, hc_node* n, bool* out_done) {
@@ -2713,13 +2796,15 @@ static hx_status_t convt_prepack(hc_graph* g, hc_node* n, bool* out_done) {
 
 hx_status_t hc_conv_prepack(hc_graph* g, hc_node* n, bool* out_done) {
   *out_done = false;
-  if (n->op == &hc_op_conv_transpose) return convt_prepack(g, n, out_done);
+  bool transpose = n->op == &hc_op_conv_transpose;
+  conv_plan p;
+  /* ConvTranspose: regrouped by phase for the pixels kernel, panels for the channels kernel. */
+  if (transpose && conv_plan_of(n, true, &p) && conv_fast_kind(&p) == CF_PIXELS) return convt_prepack(g, n, out_done);
   /* A weight the precision pass narrowed (HC_PACK_PLAIN) is packed in its
    * element type, from the narrowed copy. */
   bool narrowed = hc_packed_is(n, 1, HC_PACK_PLAIN);
-  if (n->op != &hc_op_conv || (n->packed && !narrowed)) return HX_OK;
-  conv_plan p;
-  if (!conv_plan_of(n, false, &p)) return HX_OK;
+  if ((n->op != &hc_op_conv && !transpose) || (n->packed && !narrowed)) return HX_OK;
+  if (!conv_plan_of(n, transpose, &p)) return HX_OK;
   hc_value* src = n->inputs[1];
   hc_value* w = narrowed ? n->packed->original : src;
   if (conv_fast_kind(&p) == CF_WINOGRAD) {
@@ -2734,7 +2819,18 @@ hx_status_t hc_conv_prepack(hc_graph* g, hc_node* n, bool* out_done) {
   size_t total = elem == HX_DTYPE_INT8 ? hc_q8_total_bytes(bytes, n->packed->scales_count) : bytes;
   uint8_t* data = hc_graph_alloc_data(g, total);
   if (!data) return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory packing '%s'", w->name);
-  if (!narrowed && p.dt == HX_DTYPE_FLOAT32)
+  if (transpose) {
+    flat_plan f;
+    hx_status_t st = flat_build(n, &p, true, &f);
+    int64_t rows = 0;
+    for (int phi = 0; st == HX_OK && phi < f.nphase; ++phi) rows += p.Cg * f.phases[phi].nterms;
+    if (st == HX_OK && rows == K) convt_pack_panels(w->data, &p, &f, pw, (float*)(void*)data);
+    if (st == HX_OK) flat_free(&f);
+    if (st != HX_OK || rows != K) { /* a phase without outputs (larger stride than output): keep W as it is */
+      hx_status_free(st);
+      return HX_OK;
+    }
+  } else if (!narrowed && p.dt == HX_DTYPE_FLOAT32)
     pack_conv_weights(w->data, &p, pw, (float*)(void*)data);
   else
     pack_conv_weights_bytes(src->data, hx_dtype_size(elem), &p, pw, data);

@@ -404,6 +404,23 @@ def main():
     conv_transpose_case(root, "convt_1d_s3_const", (1, 24, 33), (24, 10, 5), strides=[3], pads=[2, 1],
                         const_weights=True)
     conv_transpose_case(root, "convt_k_lt_s_const", (1, 9, 6, 5), (9, 7, 2, 1), strides=[3, 2], const_weights=True)
+    # Many output channels on small phase planes take the channels kernel
+    # (convt_channels): constant weights packed in panels grouped by phase at
+    # -O3, run-time panels otherwise; ragged channel panels, groups with
+    # output padding, 1-D, stride 1 (one phase, vector stores) and a stride
+    # equal to the kernel (one tap per phase).
+    conv_transpose_case(root, "convt_chan_dcgan_const", (1, 64, 4, 4), (64, 40, 4, 4), strides=[2, 2],
+                        pads=[1, 1, 1, 1], const_weights=True)
+    conv_transpose_case(root, "convt_chan_rt_weights", (1, 64, 4, 4), (64, 40, 4, 4), strides=[2, 2],
+                        pads=[1, 1, 1, 1])
+    conv_transpose_case(root, "convt_chan_group_opad_const", (2, 48, 5, 3), (48, 36, 4, 4), group=2, strides=[2, 2],
+                        output_padding=[1, 0], pads=[1, 2, 0, 1], const_weights=True)
+    conv_transpose_case(root, "convt_chan_1d_const", (1, 80, 20), (80, 33, 4), strides=[2], pads=[1, 1],
+                        const_weights=True)
+    conv_transpose_case(root, "convt_chan_stride1_const", (1, 64, 6, 7), (64, 32, 3, 3), pads=[1, 1, 1, 1],
+                        const_weights=True)
+    conv_transpose_case(root, "convt_chan_k_eq_s_const", (1, 64, 4, 4), (64, 32, 3, 3), strides=[3, 3],
+                        const_weights=True)
     # One input position (a generator's first layer): canonicalize makes it
     # Flatten -> Gemm -> Reshape (constant weights, float32, group 1, zero
     # pads); the others keep the ConvTranspose kernels.
