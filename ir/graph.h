@@ -152,7 +152,8 @@ enum {
   /* Panels of 16 (float32; 8 for float64) columns of a K x N matrix B of a
    * product A x B: [batch][ceil(N/16)][K][16], zero beyond N. A Gemm/MatMul
    * B; a Conv's weights seen as B[(ic, tap)][oc] (per group:
-   * [G][ceil(Mg/16)][Cg*taps][16]). */
+   * [G][ceil(Mg/16)][Cg*taps][16]); a ConvTranspose's the same with each
+   * panel's rows grouped by output phase: [phase][ic][the phase's taps]. */
   HC_PACK_PANELS = 1,
 };
 
