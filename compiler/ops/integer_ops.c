@@ -485,7 +485,11 @@ static void ig_micro(ig_emit* e, int r, int c, LLVMValueRef m, LLVMValueRef p) {
 }
 
 /* Columns [p0, pvend) of rows m.. (r rows), pvend a multiple of L/2:
- * NR vectors at a time up to pgrp, then one vector at a time. */
+ * NR vectors at a time up to pgrp, then the rest (at most NR vectors) in
+ * one tile of as many vectors, so that it reads the rows' weights once.
+ * One vector at a time, the rest re-read them per vector: an int8
+ * ResNet-18's 7x7 layers (49 columns, all of them "rest") ran at 40% of
+ * the speed of its 14x14 ones. */
 static void ig_cols(ig_emit* e, int r, LLVMValueRef m, LLVMValueRef p0, LLVMValueRef pgrp, LLVMValueRef pvend) {
   hc_kb* kb = e->kb;
   const ig_prod* d = e->d;
@@ -493,9 +497,13 @@ static void ig_cols(ig_emit* e, int r, LLVMValueRef m, LLVMValueRef p0, LLVMValu
   LLVMValueRef p = hc_loop_begin_step(kb, &pl, p0, pgrp, (int64_t)d->NR * (d->L / 2), "p");
   ig_micro(e, r, (int)d->NR, m, p);
   hc_loop_end(kb, &pl);
-  p = hc_loop_begin_step(kb, &pl, pgrp, pvend, d->L / 2, "pr");
-  ig_micro(e, r, 1, m, p);
-  hc_loop_end(kb, &pl);
+  LLVMValueRef nrem = LLVMBuildUDiv(kb->b, LLVMBuildSub(kb->b, pvend, pgrp, ""), hc_kb_i64(kb, d->L / 2), "");
+  for (int c = 1; c <= (int)d->NR; ++c) {
+    hc_if gi;
+    hc_if_begin(kb, &gi, LLVMBuildICmp(kb->b, LLVMIntEQ, nrem, hc_kb_i64(kb, c), ""));
+    ig_micro(e, r, c, m, pgrp);
+    hc_if_end(kb, &gi);
+  }
 }
 
 static unsigned ig_lanes(const hc_lower_ctx* lc, unsigned* nr);
