@@ -189,10 +189,6 @@ static LLVMValueRef int_pow(hc_kb* kb, hx_dtype_t bt, LLVMValueRef base, hx_dtyp
   return LLVMBuildSelect(b, neg, neg_r, r, "");
 }
 
-/* Pow: float bases via llvm.pow in the base's float type (integer
- * exponents converted, exact for the usual small ones); integer bases with
- * integer exponents exactly (int_pow); integer bases with float exponents
- * through double, truncated back. */
 /* The one value every element of a constant exponent holds, when that value
  * is exact in the base's float type (so substituting it changes nothing). */
 static bool uniform_exponent(const hc_value* e, hx_dtype_t bt, double* out) {
@@ -204,9 +200,14 @@ static bool uniform_exponent(const hc_value* e, hx_dtype_t bt, double* out) {
   }
   if (bt == HX_DTYPE_FLOAT64) return true;
   if (bt == HX_DTYPE_FLOAT32) return (double)(float)*out == *out;
-  return *out * 2 == (double)(int64_t)(*out * 2) && *out >= -64 && *out <= 64; /* halves: exact in f16, bf16 */
+  /* float16, bfloat16: halves up to 64 are exact (range first: no cast of inf or NaN) */
+  return *out >= -64 && *out <= 64 && *out * 2 == (double)(int64_t)(*out * 2);
 }
 
+/* Pow: float bases via llvm.pow in the base's float type (integer
+ * exponents converted, exact for the usual small ones); integer bases with
+ * integer exponents exactly (int_pow); integer bases with float exponents
+ * through double, truncated back. */
 static LLVMValueRef s_pow(hc_kb* kb, const hc_node* n, LLVMValueRef* in) {
   hx_dtype_t bt = n->inputs[0]->dtype, et = n->inputs[1]->dtype;
   if (hc_dtype_is_float(bt)) {

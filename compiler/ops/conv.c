@@ -2011,7 +2011,9 @@ static void ch_tile(cf_emit* e, const cf_ch_plan* q, const ch_ctx* x, int tr, in
   u.a_outer = e->chan;
   for (int i = 0; i < u.mr; ++i) u.a_row[i] = (int64_t)(i / tw) * pitch + i % tw;
   int64_t pw = hc_pack_panel_width(p->dt), K = p->Cg * p->ktot;
-  /* Panel c/pw of group g, row ic0*ktot; per input channel ktot rows. */
+  /* Panel c/pw of group g, row ic0*ktot; per input channel ktot rows (a
+   * ConvTranspose's panels packed by phase: from the phase's first row,
+   * nterms rows per input channel, the phase's taps in order). */
   LLVMValueRef prow = hc_kb_imul(kb, hc_kb_iadd(kb, wpanel, LLVMBuildUDiv(b, c, hc_kb_i64(kb, pw), "")), hc_kb_i64(kb, K * pw));
   if (q->nr < pw) prow = hc_kb_iadd(kb, prow, LLVMBuildURem(b, c, hc_kb_i64(kb, pw), "")); /* a tile inside a panel */
   int64_t ci_rows = e->phase_panels ? e->P->nterms : p->ktot;
@@ -2763,6 +2765,27 @@ static void convt_pack_panels(const float* w, const conv_plan* p, const flat_pla
     }
 }
 
+/* Packs a constant float32 ConvTranspose weight for the channels kernel
+ * (convt_pack_panels). Left as it is when some phase has no outputs (a
+ * stride above the output's extent): its taps would have no rows, and the
+ * kernels pack W at run time in tap order instead. */
+static hx_status_t convt_prepack_panels(hc_graph* g, hc_node* n, const conv_plan* p, bool* out_done) {
+  hc_value* w = n->inputs[1];
+  flat_plan f;
+  HX_RETURN_IF_ERROR(flat_build(n, p, true, &f));
+  int64_t pw = hc_pack_panel_width(p->dt), np = (p->Mg + pw - 1) / pw, K = p->Cg * p->ktot, rows = 0;
+  for (int phi = 0; phi < f.nphase; ++phi) rows += p->Cg * f.phases[phi].nterms;
+  size_t bytes = (size_t)(p->G * np * K * pw) * sizeof(float);
+  float* data = rows == K ? hc_graph_alloc_data(g, bytes) : NULL;
+  if (data) convt_pack_panels(w->data, p, &f, pw, data);
+  flat_free(&f);
+  if (rows != K) return HX_OK;
+  if (!data) return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory packing '%s'", w->name);
+  HX_RETURN_IF_ERROR(hc_install_panels(g, n, w, p->dt, (uint8_t*)(void*)data, bytes, (int64_t[4]){p->G, np, K, pw}));
+  *out_done = true;
+  return HX_OK;
+}
+
 /* Regroups a constant float32 ConvTranspose weight by output phase. */
 static hx_status_t convt_prepack(hc_graph* g, hc_node* n, bool* out_done) {
   conv_plan p;
@@ -2819,20 +2842,10 @@ hx_status_t hc_conv_prepack(hc_graph* g, hc_node* n, bool* out_done) {
   hx_dtype_t elem = narrowed ? n->packed->elem : p.dt;
   size_t bytes = (size_t)(p.G * np * K * pw) * hx_dtype_size(elem);
   size_t total = elem == HX_DTYPE_INT8 ? hc_q8_total_bytes(bytes, n->packed->scales_count) : bytes;
+  if (transpose) return convt_prepack_panels(g, n, &p, out_done);
   uint8_t* data = hc_graph_alloc_data(g, total);
   if (!data) return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory packing '%s'", w->name);
-  if (transpose) {
-    flat_plan f;
-    hx_status_t st = flat_build(n, &p, true, &f);
-    int64_t rows = 0;
-    for (int phi = 0; st == HX_OK && phi < f.nphase; ++phi) rows += p.Cg * f.phases[phi].nterms;
-    if (st == HX_OK && rows == K) convt_pack_panels(w->data, &p, &f, pw, (float*)(void*)data);
-    if (st == HX_OK) flat_free(&f);
-    if (st != HX_OK || rows != K) { /* a phase without outputs (larger stride than output): keep W as it is */
-      hx_status_free(st);
-      return HX_OK;
-    }
-  } else if (!narrowed && p.dt == HX_DTYPE_FLOAT32)
+  if (!narrowed && p.dt == HX_DTYPE_FLOAT32)
     pack_conv_weights(w->data, &p, pw, (float*)(void*)data);
   else
     pack_conv_weights_bytes(src->data, hx_dtype_size(elem), &p, pw, data);
