@@ -150,6 +150,101 @@ class Conv3dAutoencoder(nn.Module):
         return self.dec(self.enc(x))
 
 
+class GptDecoder(nn.Module):
+    """Text generation: token + learned position embeddings, 2 pre-norm
+    decoder blocks with a causal mask (triu -> masked_fill(-inf)), the
+    tanh form of GELU, tied output projection."""
+
+    def __init__(self, vocab=2000, d=128, heads=4, layers=2, ctx=64):
+        super().__init__()
+        self.tok = nn.Embedding(vocab, d)
+        self.pos = nn.Embedding(ctx, d)
+        self.heads = heads
+        self.blocks = nn.ModuleList()
+        for _ in range(layers):
+            self.blocks.append(nn.ModuleDict({
+                "ln1": nn.LayerNorm(d), "qkv": nn.Linear(d, 3 * d), "proj": nn.Linear(d, d),
+                "ln2": nn.LayerNorm(d), "fc": nn.Linear(d, 4 * d), "out": nn.Linear(4 * d, d)}))
+        self.lnf = nn.LayerNorm(d)
+
+    def forward(self, ids):
+        b, t = ids.shape
+        pos = torch.arange(t, device=ids.device).unsqueeze(0)
+        x = self.tok(ids) + self.pos(pos)
+        mask = torch.triu(torch.ones(t, t, dtype=torch.bool), diagonal=1)
+        for blk in self.blocks:
+            q, k, v = blk["qkv"](blk["ln1"](x)).chunk(3, dim=-1)
+            hd = q.shape[-1] // self.heads
+            q, k, v = (z.reshape(b, t, self.heads, hd).transpose(1, 2) for z in (q, k, v))
+            att = (q @ k.transpose(-2, -1)) / hd ** 0.5
+            att = att.masked_fill(mask, float("-inf")).softmax(-1)
+            y = (att @ v).transpose(1, 2).reshape(b, t, -1)
+            x = x + blk["proj"](y)
+            x = x + blk["out"](nn.functional.gelu(blk["fc"](blk["ln2"](x)), approximate="tanh"))
+        return self.lnf(x) @ self.tok.weight.t()
+
+
+class ConformerBlock(nn.Module):
+    """Speech recognition: a Conformer block (half-step feed-forward with
+    SiLU, multi-head self-attention (nn.MultiheadAttention), a convolution
+    module with GLU, depthwise Conv1d, BatchNorm1d and SiLU) on 80-band
+    features subsampled by two stride-2 Conv2d."""
+
+    def __init__(self, d=144, heads=4):
+        super().__init__()
+        self.sub = nn.Sequential(nn.Conv2d(1, d, 3, 2), nn.ReLU(), nn.Conv2d(d, d, 3, 2), nn.ReLU())
+        self.lin = nn.Linear(d * 19, d)
+        self.ff1 = nn.Sequential(nn.LayerNorm(d), nn.Linear(d, 4 * d), nn.SiLU(), nn.Linear(4 * d, d))
+        self.ln_att = nn.LayerNorm(d)
+        self.att = nn.MultiheadAttention(d, heads, batch_first=True)
+        self.ln_conv = nn.LayerNorm(d)
+        self.pw1 = nn.Conv1d(d, 2 * d, 1)
+        self.dw = nn.Conv1d(d, d, 15, padding=7, groups=d)
+        self.bn = nn.BatchNorm1d(d)
+        self.pw2 = nn.Conv1d(d, d, 1)
+        self.ff2 = nn.Sequential(nn.LayerNorm(d), nn.Linear(d, 4 * d), nn.SiLU(), nn.Linear(4 * d, d))
+        self.ln_out = nn.LayerNorm(d)
+        self.head = nn.Linear(d, 32)
+
+    def forward(self, feats):  # (1, T, 80)
+        x = self.sub(feats.unsqueeze(1))  # (1, d, T', 19)
+        b, c, t, f = x.shape
+        x = self.lin(x.permute(0, 2, 1, 3).reshape(b, t, c * f))
+        x = x + 0.5 * self.ff1(x)
+        h = self.ln_att(x)
+        x = x + self.att(h, h, h, need_weights=False)[0]
+        h = self.ln_conv(x).transpose(1, 2)
+        h = nn.functional.glu(self.pw1(h), dim=1)
+        h = self.pw2(nn.functional.silu(self.bn(self.dw(h))))
+        x = x + h.transpose(1, 2)
+        x = self.ln_out(x + 0.5 * self.ff2(x))
+        return self.head(x).log_softmax(-1)
+
+
+class HifiganLike(nn.Module):
+    """Speech synthesis: a HiFi-GAN-style generator (mel -> waveform):
+    Conv1d, ConvTranspose1d upsampling by 8 and 4, multi-receptive-field
+    residual blocks of dilated Conv1d with LeakyReLU, tanh output."""
+
+    def __init__(self, mels=80, ch=128):
+        super().__init__()
+        self.pre = nn.Conv1d(mels, ch, 7, padding=3)
+        self.ups = nn.ModuleList([nn.ConvTranspose1d(ch, ch // 2, 16, 8, padding=4),
+                                  nn.ConvTranspose1d(ch // 2, ch // 4, 8, 4, padding=2)])
+        self.res = nn.ModuleList()
+        for c in (ch // 2, ch // 4):
+            self.res.append(nn.ModuleList(nn.Conv1d(c, c, 3, dilation=dl, padding=dl) for dl in (1, 3, 5)))
+        self.post = nn.Conv1d(ch // 4, 1, 7, padding=3)
+
+    def forward(self, mel):
+        x = self.pre(mel)
+        for up, convs in zip(self.ups, self.res):
+            x = up(nn.functional.leaky_relu(x, 0.1))
+            for conv in convs:
+                x = x + conv(nn.functional.leaky_relu(x, 0.1))
+        return torch.tanh(self.post(nn.functional.leaky_relu(x, 0.1)))
+
+
 def ids(shape, high, gen):
     return torch.randint(0, high, shape, generator=gen)
 
@@ -166,4 +261,7 @@ NN = {
     "wavenet_like": (WaveNetLike, lambda g: (torch.randn(1, 1, 4000, generator=g),), ["input"], ["logits"]),
     "conv3d_autoencoder": (Conv3dAutoencoder, lambda g: (torch.rand(1, 1, 16, 32, 32, generator=g),), ["input"],
                            ["volume"]),
+    "gpt_decoder": (GptDecoder, lambda g: (ids((1, 64), 2000, g),), ["input"], ["logits"]),
+    "conformer_block": (ConformerBlock, lambda g: (torch.randn(1, 200, 80, generator=g),), ["input"], ["logprobs"]),
+    "hifigan_like": (HifiganLike, lambda g: (torch.randn(1, 80, 50, generator=g),), ["input"], ["audio"]),
 }
