@@ -3,7 +3,8 @@
  * keep their names (hc_graph.output_names) and finalize-outputs gives them a
  * buffer of their own where needed. A Conv whose outer kernel taps only ever
  * read padding loses them (trim_conv_taps); a ConvTranspose of a 1x1 input
- * becomes a Gemm (convt_as_gemm). */
+ * becomes a Gemm (convt_as_gemm), one whose kernel equals its stride a 1x1
+ * Conv and DepthToSpace (convt_as_conv_d2s). */
 #include <stdio.h>
 #include <string.h>
 
@@ -159,26 +160,34 @@ static bool all_zero_or_absent(const hc_node* n, const char* attr) {
   return true;
 }
 
-static hx_status_t convt_as_gemm(hc_graph* g, hc_node* n, bool* out_done) {
-  *out_done = false;
-  if (n->op != &hc_op_conv_transpose || n->num_inputs < 2 || n->num_outputs != 1) return HX_OK;
-  hc_value *x = n->inputs[0], *w = n->inputs[1], *b = n->num_inputs > 2 ? n->inputs[2] : NULL, *y = n->outputs[0];
+/* A float32 ConvTranspose both rewrites below accept: constant weights
+ * [C, O, k...], group 1, no padding, output padding or output_shape, a
+ * constant bias of O values or none, and an output of N x O channels. */
+static bool convt_plain(const hc_node* n) {
+  if (n->op != &hc_op_conv_transpose || n->num_inputs < 2 || n->num_outputs != 1) return false;
+  const hc_value *x = n->inputs[0], *w = n->inputs[1], *b = n->num_inputs > 2 ? n->inputs[2] : NULL, *y = n->outputs[0];
   if (!x || !w || !y || x->dtype != HX_DTYPE_FLOAT32 || w->dtype != HX_DTYPE_FLOAT32 || w->kind != HC_VALUE_CONST ||
       !w->data || x->rank < 3 || w->rank != x->rank || y->rank != x->rank)
-    return HX_OK;
+    return false;
   const char* auto_pad = hc_attr_string(n, "auto_pad", "NOTSET");
   if ((strcmp(auto_pad, "NOTSET") && strcmp(auto_pad, "VALID")) || hc_attr_int(n, "group", 1) != 1 ||
       hc_node_attr(n, "output_shape") || !all_zero_or_absent(n, "pads") || !all_zero_or_absent(n, "output_padding"))
-    return HX_OK;
+    return false;
+  int64_t O = w->dims[1];
+  if (w->dims[0] != x->dims[1] || y->dims[1] != O || y->dims[0] != x->dims[0]) return false;
+  return !b || (b->kind == HC_VALUE_CONST && b->data && b->dtype == HX_DTYPE_FLOAT32 && hc_value_numel(b) == O);
+}
+
+static hx_status_t convt_as_gemm(hc_graph* g, hc_node* n, bool* out_done) {
+  *out_done = false;
+  if (!convt_plain(n)) return HX_OK;
+  hc_value *x = n->inputs[0], *w = n->inputs[1], *b = n->num_inputs > 2 ? n->inputs[2] : NULL, *y = n->outputs[0];
   int64_t N = x->dims[0], C = x->dims[1], O = w->dims[1], K = 1;
   for (int i = 2; i < x->rank; ++i) {
     /* One input position; an output of exactly the kernel's extent rules out dilation gaps. */
     if (x->dims[i] != 1 || y->dims[i] != w->dims[i]) return HX_OK;
     K *= w->dims[i];
   }
-  if (w->dims[0] != C || y->dims[1] != O || y->dims[0] != N) return HX_OK;
-  if (b && (b->kind != HC_VALUE_CONST || !b->data || b->dtype != HX_DTYPE_FLOAT32 || hc_value_numel(b) != O))
-    return HX_OK;
 
   char name[512];
   hc_value *flat, *w2, *c2 = NULL, *prod, *shape;
@@ -225,12 +234,79 @@ static hx_status_t convt_as_gemm(hc_graph* g, hc_node* n, bool* out_done) {
   return HX_OK;
 }
 
+/* ---- ConvTranspose whose kernel equals its stride ---------------------------
+ * kernel = stride = s (per dim, 2-D; UNet's up-convolutions, PP-OCRv4
+ * det's upsampling head): each input pixel owns its own s x s block of the
+ * output, y[o, i*s + a, j*s + b] = sum_c x[c, i, j] W[c, o, a, b] + B[o].
+ * That is a 1x1 Conv to O*s*s channels, row (a*s + b)*O + o holding
+ * W[:, o, a, b] and bias B[o], then DepthToSpace(s) in its default DCR
+ * order. The phase kernels read all of x once per phase (s*s times); the
+ * 1x1 Conv is a GEMM that reads it once (PP-OCRv4 det's last upsampler:
+ * 24 channels at 320x320, 9.8 MB). */
+static hx_status_t convt_as_conv_d2s(hc_graph* g, hc_node* n, bool* out_done) {
+  *out_done = false;
+  if (!convt_plain(n)) return HX_OK;
+  hc_value *x = n->inputs[0], *w = n->inputs[1], *b = n->num_inputs > 2 ? n->inputs[2] : NULL, *y = n->outputs[0];
+  if (x->rank != 4) return HX_OK;
+  int64_t s = w->dims[2];
+  int64_t st[2];
+  if (hc_attr_ints(n, "strides", st, 2) != 2 || st[0] != s || st[1] != s || w->dims[3] != s || s < 2) return HX_OK;
+  /* With kernel = stride the output is exactly s times the input unless a
+   * dilation spreads the taps (then it differs and the rewrite is skipped). */
+  if (y->dims[2] != x->dims[2] * s || y->dims[3] != x->dims[3] * s) return HX_OK;
+  int64_t N = x->dims[0], C = x->dims[1], O = w->dims[1], S2 = s * s;
+
+  char name[512];
+  hc_value *w2, *b2 = NULL, *z;
+  int64_t w_dims[4] = {O * S2, C, 1, 1}, b_dims[1] = {O * S2}, z_dims[4] = {N, O * S2, x->dims[2], x->dims[3]};
+  snprintf(name, sizeof name, "%s:w1x1", n->name);
+  HX_RETURN_IF_ERROR(hc_pass_new_const(g, name, w->dtype, 4, w_dims, NULL, &w2));
+  float* wd = (float*)w2->data; /* just allocated by hc_pass_new_const */
+  const float* ws = w->data;
+  for (int64_t ab = 0; ab < S2; ++ab)
+    for (int64_t o = 0; o < O; ++o)
+      for (int64_t c = 0; c < C; ++c) wd[(ab * O + o) * C + c] = ws[(c * O + o) * S2 + ab];
+  if (b) {
+    snprintf(name, sizeof name, "%s:bias1x1", n->name);
+    HX_RETURN_IF_ERROR(hc_pass_new_const(g, name, b->dtype, 1, b_dims, NULL, &b2));
+    float* bd = (float*)b2->data;
+    for (int64_t ab = 0; ab < S2; ++ab) memcpy(bd + ab * O, b->data, sizeof(float) * (size_t)O);
+  }
+  snprintf(name, sizeof name, "%s:blocks", n->name);
+  HX_RETURN_IF_ERROR(hc_graph_add_value(g, name, x->dtype, 4, z_dims, &z));
+
+  hc_node *cv, *ds;
+  HX_RETURN_IF_ERROR(hc_pass_new_node(g, n, "Conv", ":conv1x1", b ? 3 : 2, &cv));
+  cv->inputs[0] = x;
+  cv->inputs[1] = w2;
+  if (b) cv->inputs[2] = b2;
+  cv->outputs[0] = z;
+  z->producer = cv;
+  HX_RETURN_IF_ERROR(hc_pass_new_node(g, n, "DepthToSpace", ":depth_to_space", 1, &ds));
+  hc_attr* attr = hc_arena_alloc(&g->arena, sizeof *attr);
+  if (!attr) return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory rewriting '%s'", n->name);
+  memset(attr, 0, sizeof *attr);
+  attr->name = "blocksize";
+  attr->type = HC_ATTR_INT;
+  attr->i = s;
+  ds->attrs = attr;
+  ds->num_attrs = 1;
+  ds->inputs[0] = z;
+  ds->outputs[0] = y;
+  y->producer = ds;
+  n->dead = true;
+  HX_RETURN_IF_ERROR(cv->op->infer(g, cv));
+  HX_RETURN_IF_ERROR(ds->op->infer(g, ds));
+  *out_done = true;
+  return HX_OK;
+}
+
 static bool is_forwarding(const hc_node* n) {
   return !strcmp(n->domain, "") && (!strcmp(n->op_type, "Identity") || !strcmp(n->op_type, "Dropout"));
 }
 
 static hx_status_t run_canonicalize(hc_pass_ctx* ctx, hc_graph* g) {
-  int removed = 0, trimmed = 0, gemms = 0;
+  int removed = 0, trimmed = 0, gemms = 0, convs = 0;
   for (int i = 0; i < g->num_nodes; ++i) {
     hc_node* n = g->nodes[i];
     if (n->dead || !is_forwarding(n) || !n->outputs[0] || !n->inputs[0]) continue;
@@ -250,16 +326,21 @@ static hx_status_t run_canonicalize(hc_pass_ctx* ctx, hc_graph* g) {
     if (g->nodes[i]->dead) continue;
     HX_RETURN_IF_ERROR(convt_as_gemm(g, g->nodes[i], &done));
     gemms += done;
+    if (done) continue;
+    HX_RETURN_IF_ERROR(convt_as_conv_d2s(g, g->nodes[i], &done));
+    convs += done;
   }
   if (ctx->verbose && ctx->log)
-    fprintf(ctx->log, "canonicalize: removed %d no-op nodes, trimmed %d Conv kernels, %d ConvTranspose as Gemm\n",
-            removed, trimmed, gemms);
+    fprintf(ctx->log,
+            "canonicalize: removed %d no-op nodes, trimmed %d Conv kernels, %d ConvTranspose as Gemm, %d as Conv + "
+            "DepthToSpace\n",
+            removed, trimmed, gemms, convs);
   hc_graph_compact(g);
-  if (gemms) HX_RETURN_IF_ERROR(hc_graph_sort(g));
+  if (gemms || convs) HX_RETURN_IF_ERROR(hc_graph_sort(g));
   return HX_OK;
 }
 
 const hc_pass hc_pass_canonicalize = {"canonicalize",
                                       "remove Identity and inference-mode Dropout, trim Conv taps that only read padding, "
-                                      "ConvTranspose of one input position as Gemm",
+                                      "ConvTranspose of one input position as Gemm, with kernel = stride as Conv + DepthToSpace",
                                       run_canonicalize};

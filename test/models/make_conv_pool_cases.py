@@ -404,6 +404,16 @@ def main():
     conv_transpose_case(root, "convt_1d_s3_const", (1, 24, 33), (24, 10, 5), strides=[3], pads=[2, 1],
                         const_weights=True)
     conv_transpose_case(root, "convt_k_lt_s_const", (1, 9, 6, 5), (9, 7, 2, 1), strides=[3, 2], const_weights=True)
+    # Kernel = stride (UNet's up-convolutions): canonicalize makes it a 1x1
+    # Conv to O*s*s channels and DepthToSpace (constant weights, float32,
+    # group 1, no pads); the others keep the phase kernels.
+    conv_transpose_case(root, "convt_k_eq_s_conv_d2s", (2, 12, 5, 7), (12, 6, 2, 2), strides=[2, 2],
+                        const_weights=True)
+    conv_transpose_case(root, "convt_k_eq_s3_conv_d2s_nobias", (1, 5, 4, 3), (5, 7, 3, 3), strides=[3, 3], bias=False,
+                        const_weights=True)
+    conv_transpose_case(root, "convt_k_eq_s_dilated", (1, 6, 4, 4), (6, 5, 2, 2), strides=[2, 2], dil=[2, 2],
+                        const_weights=True)
+    conv_transpose_case(root, "convt_k_eq_s_rect", (1, 6, 4, 4), (6, 5, 2, 3), strides=[2, 3], const_weights=True)
     # Many output channels on small phase planes take the channels kernel
     # (convt_channels): constant weights packed in panels grouped by phase at
     # -O3, run-time panels otherwise; ragged channel panels, groups with
@@ -420,7 +430,7 @@ def main():
     conv_transpose_case(root, "convt_chan_stride1_const", (1, 64, 6, 7), (64, 32, 3, 3), pads=[1, 1, 1, 1],
                         const_weights=True)
     conv_transpose_case(root, "convt_chan_k_eq_s_const", (1, 64, 4, 4), (64, 32, 3, 3), strides=[3, 3],
-                        const_weights=True)
+                        pads=[1, 1, 1, 1], const_weights=True)  # padded: not a Conv + DepthToSpace
     # One input position (a generator's first layer): canonicalize makes it
     # Flatten -> Gemm -> Reshape (constant weights, float32, group 1, zero
     # pads); the others keep the ConvTranspose kernels.

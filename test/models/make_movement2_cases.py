@@ -108,7 +108,11 @@ def s2d_ref(x, b):
 def depth_space_cases(root):
     for dt, mode, b, shape, opset in [(np.int8, "CRD", 3, (2, 18, 3, 5), 13), (np.bool_, "DCR", 2, (1, 8, 4, 3), 13),
                                       (np.float16, "CRD", 2, (2, 12, 9, 17), 13), (np.float32, None, 2, (1, 16, 5, 5), 1),
-                                      (np.float32, "DCR", 4, (1, 32, 19, 21), 11)]:
+                                      (np.float32, "DCR", 4, (1, 32, 19, 21), 11),
+                                      # Rows of 16 or more with blocks of 2-4 interleave input rows
+                                      # (lower_d2s_rows); a block of 5 takes the strided copy.
+                                      (np.int8, "DCR", 3, (2, 27, 4, 20), 13), (np.int64, "CRD", 2, (1, 12, 3, 16), 13),
+                                      (np.float32, "DCR", 2, (2, 8, 7, 33), 13), (np.float32, "CRD", 5, (1, 50, 2, 17), 13)]:
         x = rand_of(dt, *shape)
         attrs = {"blocksize": b}
         if mode:
