@@ -154,10 +154,13 @@ def main():
         with open(os.path.join(d, "test_data_set_0", f"{kind}_0.pb"), "wb") as f:
             f.write(numpy_helper.from_array(a, n).SerializeToString())
 
-    # A stride-2, 2x2 ConvTranspose (PP-OCR det's upsampler): its four output
-    # phases have one tap each, so their kernels share one body.
-    save(model([helper.make_node("ConvTranspose", ["x", "w", "b"], ["y"], strides=[2, 2], name="up")],
-               [vi("x", [1, 8, 6, 5])], [vi("y", [1, 4, 12, 10])],
+    # A stride-2, 2x2 ConvTranspose: its four output phases have one tap
+    # each, so their kernels share one body. Padded: without padding,
+    # canonicalize makes a kernel-equals-stride ConvTranspose a 1x1 Conv and
+    # DepthToSpace instead.
+    save(model([helper.make_node("ConvTranspose", ["x", "w", "b"], ["y"], strides=[2, 2], pads=[1, 1, 1, 1],
+                                 name="up")],
+               [vi("x", [1, 8, 6, 5])], [vi("y", [1, 4, 10, 8])],
                [arr("w", rng.standard_normal((8, 4, 2, 2)).astype(np.float32)),
                 arr("b", rng.standard_normal(4).astype(np.float32))]), "convt_phases.onnx")
 

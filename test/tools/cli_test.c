@@ -146,7 +146,8 @@ static void harnessc_shares_kernel_bodies(void** state) {
 
 /* A ConvTranspose's output phases that differ only in their position and
  * tap offsets (read from each kernel's table) share one body: the four
- * phases of a stride-2, 2x2 ConvTranspose call it, none has its own copy. */
+ * phases of a padded stride-2, 2x2 ConvTranspose call it, none has its own
+ * copy. */
 static void harnessc_shares_phase_bodies(void** state) {
   const char* m = ts_model("convt_phases.onnx");
   /* The IR is larger than g_out: keep its definitions and calls only. */
