@@ -211,21 +211,12 @@ static hx_status_t convt_as_gemm(hc_graph* g, hc_node* n, bool* out_done) {
 
   hc_node *fl, *gm, *rs;
   HX_RETURN_IF_ERROR(hc_pass_new_node(g, n, "Flatten", ":flatten", 1, &fl));
-  fl->inputs[0] = x;
-  fl->outputs[0] = flat;
-  flat->producer = fl;
+  hc_pass_connect(fl, (hc_value*[]){x}, flat);
   HX_RETURN_IF_ERROR(hc_pass_new_node(g, n, "Gemm", ":gemm", b ? 3 : 2, &gm));
   gm->opset = 13; /* C optional */
-  gm->inputs[0] = flat;
-  gm->inputs[1] = w2;
-  if (b) gm->inputs[2] = c2;
-  gm->outputs[0] = prod;
-  prod->producer = gm;
+  hc_pass_connect(gm, (hc_value*[]){flat, w2, c2}, prod);
   HX_RETURN_IF_ERROR(hc_pass_new_node(g, n, "Reshape", ":reshape", 2, &rs));
-  rs->inputs[0] = prod;
-  rs->inputs[1] = shape;
-  rs->outputs[0] = y;
-  y->producer = rs;
+  hc_pass_connect(rs, (hc_value*[]){prod, shape}, y);
   n->dead = true;
   HX_RETURN_IF_ERROR(fl->op->infer(g, fl));
   HX_RETURN_IF_ERROR(gm->op->infer(g, gm));
@@ -277,11 +268,7 @@ static hx_status_t convt_as_conv_d2s(hc_graph* g, hc_node* n, bool* out_done) {
 
   hc_node *cv, *ds;
   HX_RETURN_IF_ERROR(hc_pass_new_node(g, n, "Conv", ":conv1x1", b ? 3 : 2, &cv));
-  cv->inputs[0] = x;
-  cv->inputs[1] = w2;
-  if (b) cv->inputs[2] = b2;
-  cv->outputs[0] = z;
-  z->producer = cv;
+  hc_pass_connect(cv, (hc_value*[]){x, w2, b2}, z);
   HX_RETURN_IF_ERROR(hc_pass_new_node(g, n, "DepthToSpace", ":depth_to_space", 1, &ds));
   hc_attr* attr = hc_arena_alloc(&g->arena, sizeof *attr);
   if (!attr) return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory rewriting '%s'", n->name);
@@ -291,9 +278,7 @@ static hx_status_t convt_as_conv_d2s(hc_graph* g, hc_node* n, bool* out_done) {
   attr->i = s;
   ds->attrs = attr;
   ds->num_attrs = 1;
-  ds->inputs[0] = z;
-  ds->outputs[0] = y;
-  y->producer = ds;
+  hc_pass_connect(ds, (hc_value*[]){z}, y);
   n->dead = true;
   HX_RETURN_IF_ERROR(cv->op->infer(g, cv));
   HX_RETURN_IF_ERROR(ds->op->infer(g, ds));

@@ -127,6 +127,9 @@ typedef struct hc_pipeline_options {
  * descriptor's range; inputs and outputs are the caller's to set. */
 hx_status_t hc_pass_new_node(hc_graph* g, const hc_node* like, const char* op, const char* suffix, int nin,
                              hc_node** out);
+/* Sets n's inputs (its num_inputs first entries of `inputs`) and makes
+ * `output` its output 0. */
+void hc_pass_connect(hc_node* n, hc_value* const* inputs, hc_value* output);
 /* A new constant of the given shape holding a copy of `data` (NULL: zeros). */
 hx_status_t hc_pass_new_const(hc_graph* g, const char* name, hx_dtype_t dtype, int rank, const int64_t* dims,
                               const void* data, hc_value** out);

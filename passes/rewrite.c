@@ -30,3 +30,9 @@ hx_status_t hc_pass_new_const(hc_graph* g, const char* name, hx_dtype_t dtype, i
   (*out)->data = d;
   return HX_OK;
 }
+
+void hc_pass_connect(hc_node* n, hc_value* const* inputs, hc_value* output) {
+  for (int i = 0; i < n->num_inputs; ++i) n->inputs[i] = inputs[i];
+  n->outputs[0] = output;
+  output->producer = n;
+}
