@@ -1362,25 +1362,9 @@ typedef struct cf_emit {
   int64_t phase_row0;
 } cf_emit;
 
-/* Stores the first `valid` of the `lanes` lanes of the float32 vector v at
- * y[idx] in y's type (float16 rounded once, to nearest even). */
-static void cf_store_y_lanes(cf_emit* e, LLVMValueRef idx, LLVMValueRef v, unsigned lanes, unsigned valid) {
-  hc_kb* kb = e->kb;
-  if (e->p->dt != HX_DTYPE_FLOAT16) {
-    hc_ukr_store(kb, HX_DTYPE_FLOAT32, e->Y, idx, v, lanes, valid);
-    return;
-  }
-  LLVMValueRef h = LLVMBuildFPTrunc(kb->b, v, LLVMVectorType(kb->t_f16, lanes), "");
-  LLVMValueRef ptr = hc_kb_gep(kb, HX_DTYPE_FLOAT16, e->Y, idx);
-  if (valid >= lanes) {
-    LLVMSetAlignment(LLVMBuildStore(kb->b, h, ptr), 2);
-    return;
-  }
-  hc_kb_masked_store(kb, h, ptr, 2, hc_kb_prefix_mask(kb, lanes, valid));
-}
-
+/* Stores the first `valid` lanes of v at y[idx] in y's type. */
 static void cf_store_y(cf_emit* e, LLVMValueRef idx, LLVMValueRef v, unsigned valid) {
-  cf_store_y_lanes(e, idx, v, e->vl, valid);
+  hc_ukr_store_st(e->kb, e->p->dt, e->Y, idx, v, e->vl, valid);
 }
 
 /* Stores the outputs c in [lo, hi) of one run: tile[tbase + (toff + c) *
@@ -1975,7 +1959,7 @@ static void ch_store_transposed(cf_emit* e, LLVMValueRef* acc, int tr, int tw, i
           if (!e->tile_epilogue) y = hc_epilogue_apply_vec(kb, &e->epi, y, coord, 2, (unsigned)cnt);
           LLVMValueRef ybase =
               hc_kb_imul(kb, hc_kb_iadd(kb, hc_kb_imul(kb, nn, hc_kb_i64(kb, p->M)), m), hc_kb_i64(kb, p->out_plane));
-          cf_store_y_lanes(e, hc_kb_iadd(kb, ybase, sp), y, 8, (unsigned)cnt);
+          hc_ukr_store_st(kb, p->dt, e->Y, hc_kb_iadd(kb, ybase, sp), y, 8, (unsigned)cnt);
         }
       }
     }

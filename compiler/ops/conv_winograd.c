@@ -368,22 +368,6 @@ static LLVMValueRef gather(hc_kb* kb, hx_dtype_t dt, LLVMValueRef ptrs, LLVMValu
   return half ? LLVMBuildFPExt(kb->b, v, LLVMVectorType(kb->t_f32, lanes), "") : v;
 }
 
-/* Stores the first `valid` of `lanes` float32 lanes of v at y[idx] in y's
- * type dt (float16: rounded once, to nearest even). */
-static void y_store(hc_kb* kb, hx_dtype_t dt, LLVMValueRef Y, LLVMValueRef idx, LLVMValueRef v, unsigned lanes,
-                    unsigned valid) {
-  if (dt != HX_DTYPE_FLOAT16) {
-    hc_ukr_store(kb, HX_DTYPE_FLOAT32, Y, idx, v, lanes, valid);
-    return;
-  }
-  LLVMValueRef h = LLVMBuildFPTrunc(kb->b, v, LLVMVectorType(kb->t_f16, lanes), "");
-  LLVMValueRef ptr = hc_kb_gep(kb, HX_DTYPE_FLOAT16, Y, idx);
-  if (valid >= lanes)
-    LLVMSetAlignment(LLVMBuildStore(kb->b, h, ptr), 2);
-  else
-    hc_kb_masked_store(kb, h, ptr, 2, hc_kb_prefix_mask(kb, lanes, valid));
-}
-
 /* ---- kernels ----------------------------------------------------------------- */
 
 /* "wino_w": U[xi][c][oc] from w at run time (weights that are a graph input,
@@ -834,7 +818,7 @@ static hx_status_t emit_output(wino_emit* e) {
     LLVMValueRef coord[3] = {img, oc, pix};
     if (!isfull) {
       LLVMValueRef v = hc_epilogue_apply_vec(&kb, &epi, row, coord, 2, (unsigned)m);
-      y_store(&kb, s->dt, Y, yidx, v, (unsigned)m, (unsigned)m);
+      hc_ukr_store_st(&kb, s->dt, Y, yidx, v, (unsigned)m, (unsigned)m);
     } else {
       LLVMBasicBlockRef full = LLVMAppendBasicBlockInContext(kb.lc->llctx, kb.fn, "full_tile");
       LLVMBasicBlockRef part = LLVMAppendBasicBlockInContext(kb.lc->llctx, kb.fn, "part_tile");
@@ -842,11 +826,11 @@ static hx_status_t emit_output(wino_emit* e) {
       LLVMBuildCondBr(b, isfull, full, part);
       LLVMPositionBuilderAtEnd(b, full);
       LLVMValueRef v = hc_epilogue_apply_vec(&kb, &epi, row, coord, 2, (unsigned)m);
-      y_store(&kb, s->dt, Y, yidx, v, (unsigned)m, (unsigned)m);
+      hc_ukr_store_st(&kb, s->dt, Y, yidx, v, (unsigned)m, (unsigned)m);
       LLVMBuildBr(b, join);
       LLVMPositionBuilderAtEnd(b, part);
       v = hc_epilogue_apply_vec(&kb, &epi, row, coord, 2, (unsigned)rw);
-      y_store(&kb, s->dt, Y, yidx, v, (unsigned)m, (unsigned)rw);
+      hc_ukr_store_st(&kb, s->dt, Y, yidx, v, (unsigned)m, (unsigned)rw);
       LLVMBuildBr(b, join);
       LLVMPositionBuilderAtEnd(b, join);
     }

@@ -92,6 +92,20 @@ LLVMValueRef hc_ukr_load_st(hc_kb* kb, hx_dtype_t st, LLVMValueRef ptr, LLVMValu
   return hc_ukr_widen(kb, st, v);
 }
 
+void hc_ukr_store_st(hc_kb* kb, hx_dtype_t st, LLVMValueRef ptr, LLVMValueRef idx, LLVMValueRef v, unsigned lanes,
+                     unsigned valid) {
+  if (st != HX_DTYPE_FLOAT16) {
+    hc_ukr_store(kb, HX_DTYPE_FLOAT32, ptr, idx, v, lanes, valid);
+    return;
+  }
+  LLVMValueRef h = LLVMBuildFPTrunc(kb->b, v, LLVMVectorType(kb->t_f16, lanes), "");
+  LLVMValueRef p = hc_kb_gep(kb, HX_DTYPE_FLOAT16, ptr, idx);
+  if (valid >= lanes)
+    LLVMSetAlignment(LLVMBuildStore(kb->b, h, p), 2);
+  else
+    hc_kb_masked_store(kb, h, p, 2, hc_kb_prefix_mask(kb, lanes, valid));
+}
+
 LLVMValueRef hc_ukr_broadcast_st(hc_kb* kb, hx_dtype_t st, LLVMValueRef ptr, LLVMValueRef idx, unsigned lanes) {
   LLVMTypeRef et = st_elem_type(kb, st);
   LLVMValueRef s = LLVMBuildLoad2(kb->b, et, LLVMBuildGEP2(kb->b, et, ptr, &idx, 1, ""), "");

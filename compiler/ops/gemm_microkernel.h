@@ -93,6 +93,12 @@ void hc_ukr_store(hc_kb* kb, hx_dtype_t dt, LLVMValueRef ptr, LLVMValueRef idx, 
 /* Widens a scalar or vector of storage type st (FLOAT16, BFLOAT16 as i16
  * bits, INT8) to float32; other types are returned unchanged. */
 LLVMValueRef hc_ukr_widen(hc_kb* kb, hx_dtype_t st, LLVMValueRef v);
+/* Stores the first `valid` of the `lanes` lanes of the float32 vector v at
+ * ptr[idx] in storage type st (FLOAT32 or UNDEFINED: as is; FLOAT16:
+ * rounded once, to nearest even), the counterpart of hc_ukr_load_st for a
+ * kernel's output. */
+void hc_ukr_store_st(hc_kb* kb, hx_dtype_t st, LLVMValueRef ptr, LLVMValueRef idx, LLVMValueRef v, unsigned lanes,
+                     unsigned valid);
 /* hc_ukr_load for elements stored as st (FLOAT32 or a narrower type of
  * hc_ukr_widen): a float32 vector of `lanes` lanes, the first `valid` read. */
 LLVMValueRef hc_ukr_load_st(hc_kb* kb, hx_dtype_t st, LLVMValueRef ptr, LLVMValueRef idx, unsigned lanes,
