@@ -431,6 +431,11 @@ def main():
                         const_weights=True)
     conv_transpose_case(root, "convt_chan_k_eq_s_const", (1, 64, 4, 4), (64, 32, 3, 3), strides=[3, 3],
                         pads=[1, 1, 1, 1], const_weights=True)  # padded: not a Conv + DepthToSpace
+    # An output of one row at stride 2: the odd row phase has no outputs, so
+    # the weights are not packed by phase at -O3 (convt_prepack_panels) but
+    # at run time.
+    conv_transpose_case(root, "convt_chan_empty_phase_const", (1, 64, 1, 3), (64, 32, 2, 2), strides=[2, 2],
+                        pads=[1, 0, 0, 0], const_weights=True)
     # One input position (a generator's first layer): canonicalize makes it
     # Flatten -> Gemm -> Reshape (constant weights, float32, group 1, zero
     # pads); the others keep the ConvTranspose kernels.
