@@ -4,13 +4,16 @@
 // times session.run.
 //
 //   node bench/compare/ort_bench.js MODEL.onnx [--threads N] [--warmup W] [--input NAME=FILE.npy ...]
-//        [--iters N | --serve]
+//        [--iters N | --serve] [--profile PREFIX]
 //
 // --serve answers stdin lines "run K" with one JSON line {"times_ns": [...]}
 // (the protocol of `harness-bench --serve`), so the driver can interleave the
 // two engines without reloading either; otherwise it prints one JSON object
 // with the median of --iters runs. Inputs without a file are uniform [0,1)
-// float32 (zeros for other types). Times include the Node binding's cost of
+// float32 (zeros for other types). --profile PREFIX turns on ORT's own
+// profiler for the timed runs (warm-up included: ORT cannot start it later)
+// and writes its Chrome-trace JSON to PREFIX*.json; the path is printed as
+// "profile" (bench/compare/layer_compare.py reads it). Times include the Node binding's cost of
 // a run, which is what a Node user of ONNX Runtime pays.
 'use strict';
 const fs = require('fs');
@@ -65,7 +68,7 @@ async function timeRuns(session, feeds, k) {
 
 async function main() {
   const args = process.argv.slice(2);
-  const opt = { threads: 1, warmup: 10, iters: 100, serve: false, inputs: [] };
+  const opt = { threads: 1, warmup: 10, iters: 100, serve: false, inputs: [], profile: null };
   let model = null;
   for (let i = 0; i < args.length; ++i) {
     const a = args[i];
@@ -74,13 +77,16 @@ async function main() {
     else if (a === '--iters') opt.iters = Number(args[++i]);
     else if (a === '--input') opt.inputs.push(args[++i]);
     else if (a === '--serve') opt.serve = true;
+    else if (a === '--profile') opt.profile = args[++i];
     else if (!model) model = a;
     else throw new Error(`unexpected argument ${a}`);
   }
   if (!model) throw new Error('usage: ort_bench.js MODEL.onnx [--threads N] [--warmup W] [--input NAME=F] [--iters N | --serve]');
-  const session = await ort.InferenceSession.create(model, {
+  const sessionOptions = {
     graphOptimizationLevel: 'all', intraOpNumThreads: opt.threads, interOpNumThreads: 1, executionMode: 'sequential',
-  });
+  };
+  if (opt.profile) Object.assign(sessionOptions, { enableProfiling: true, profileFilePrefix: opt.profile });
+  const session = await ort.InferenceSession.create(model, sessionOptions);
   const feeds = {};
   for (const spec of opt.inputs) {
     const eq = spec.lastIndexOf('=');
@@ -97,7 +103,17 @@ async function main() {
   if (!opt.serve) {
     const t = (await timeRuns(session, feeds, opt.iters)).sort((a, b) => a - b);
     const median = t.length % 2 ? t[(t.length - 1) / 2] : (t[t.length / 2 - 1] + t[t.length / 2]) / 2;
-    console.log(JSON.stringify({ model, threads: opt.threads, iters: opt.iters, median_ms: median / 1e6 }));
+    const result = { model, threads: opt.threads, iters: opt.iters, median_ms: median / 1e6 };
+    if (opt.profile) {
+      session.endProfiling();
+      const dir = path.dirname(path.resolve(opt.profile));
+      const base = path.basename(opt.profile);
+      // ORT appends a timestamp to the prefix; the newest such file is this run's.
+      const files = fs.readdirSync(dir).filter((f) => f.startsWith(base) && f.endsWith('.json'))
+        .map((f) => path.join(dir, f)).sort((a, b) => fs.statSync(b).mtimeMs - fs.statSync(a).mtimeMs);
+      result.profile = files[0] || null;
+    }
+    console.log(JSON.stringify(result));
     return;
   }
   process.stdout.write('{"ready": true}\n');
