@@ -401,6 +401,13 @@ int64_t hc_value_numel(const hc_value* v) { return v->rank < 0 ? 0 : hc_shape_nu
 
 size_t hc_value_nbytes(const hc_value* v) { return (size_t)hc_value_numel(v) * hx_dtype_size(v->dtype); }
 
+const hc_value* hc_value_storage_root(const hc_value* v, uint64_t* offset_in_root) {
+  uint64_t off = 0;
+  for (; v->alias_of; v = v->alias_of) off += v->alias_offset;
+  if (offset_in_root) *offset_in_root = off;
+  return v;
+}
+
 const char* hc_shape_str(int rank, const int64_t* dims, char* buf, size_t cap) {
   if (rank == 0) {
     snprintf(buf, cap, "scalar");

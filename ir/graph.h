@@ -49,8 +49,13 @@ typedef struct hc_value {
   struct hc_node* producer; /* NULL for inputs and constants */
   /* Constant data (kind == HC_VALUE_CONST): dense row-major, nbytes long. */
   const void* data;
-  /* Aliasing: a view value shares the storage of `alias_of` (Reshape etc.). */
+  /* Aliasing: a view value shares the storage of `alias_of` (Reshape etc.).
+   * A Concat input that memory planning assembled in place
+   * (passes/memory_plan.c, concat_in_place) is a part: its bytes are
+   * `alias_offset` bytes into those of `alias_of`, the Concat's output. */
   struct hc_value* alias_of;
+  uint64_t alias_offset;
+  bool alias_part;
   hc_storage storage;
   /* Liveness over the schedule (node indices), set by memory planning for
    * arena tensors: the value occupies its bytes from step live_first to
@@ -185,6 +190,11 @@ typedef struct hc_node {
    * 0 = not in a parallel group (a step of its own). */
   int group;
   int lane;
+  /* Made by the channel-blocks pass (passes/channel_blocks.c): its chains
+   * run one after another, never as lanes of a parallel group, so each
+   * block's tensors stay in cache and its output is written in place into
+   * the blocks' Concat. */
+  bool channel_block;
   bool dead;                /* removed; skipped by iteration, reclaimed by compaction */
   /* Fusion (passes/fusion.c, -O2 and above). A node with num_fused > 0
    * computes fused[num_fused - 1](...fused[0](its own result)...) in its
@@ -299,6 +309,9 @@ hx_status_t hc_graph_check_acyclic(const hc_graph* g);
 /* Shape helpers. */
 int64_t hc_value_numel(const hc_value* v);
 size_t hc_value_nbytes(const hc_value* v);
+/* The value whose storage v's bytes are in (v itself unless v is a view or
+ * an in-place Concat part), and where in it they start. */
+const hc_value* hc_value_storage_root(const hc_value* v, uint64_t* offset_in_root);
 int64_t hc_shape_numel(int rank, const int64_t* dims);
 /* Formats "1x3x224x224" (or "scalar") into buf. */
 const char* hc_shape_str(int rank, const int64_t* dims, char* buf, size_t cap);

@@ -33,6 +33,14 @@
  * Such outputs join their input's chain, and a chain is placed as one block
  * whose lifetime is the union of its members'.
  *
+ * Concat in place (-O2 and up, concat_in_place). A Concat whose inputs are
+ * contiguous blocks of its output (every dimension before the axis is 1)
+ * has them written there by their producers: each input becomes a part,
+ * aliasing the output at its byte offset, and the Concat copies nothing.
+ * The output's lifetime then starts at the first part's producer, so the
+ * parts must be produced close together (see concat_in_place); nothing is
+ * written in place over a part.
+ *
  * Packing. Several heuristics (an ordering of the blocks times a placement
  * rule) each pack every block; the smallest arena wins, ties going to the
  * first heuristic in the list, so the plan is deterministic:
@@ -177,7 +185,11 @@ static hx_status_t liveness_compute(const hc_graph* g, liveness* L) {
       const hc_value* v = n->outputs[j];
       if (!v || v->kind == HC_VALUE_CONST) continue;
       const hc_value* r = croot_of(v);
-      if (L->first[r->id] < 0) L->first[r->id] = s;
+      int f = L->first[r->id];
+      if (f < 0) L->first[r->id] = s;
+      /* In-place Concat parts written in several lanes of one group: live
+       * from the group's start. */
+      else if (S->sg[f] == S->sg[s] && S->lane[f] != S->lane[s]) wide_first[r->id] = 1;
       if (L->last[r->id] < s) L->last[r->id] = s;
     }
     for (int j = 0; j < n->num_inputs; ++j) {
@@ -225,9 +237,19 @@ static hx_status_t liveness_compute(const hc_graph* g, liveness* L) {
 
 /* ---- in place ----------------------------------------------------------- */
 
+/* Whether v's bytes are (in) an in-place Concat part. */
+static bool in_concat_part(const hc_value* v) {
+  for (; v->alias_of; v = v->alias_of)
+    if (v->alias_part) return true;
+  return false;
+}
+
 bool hc_memory_plan_inplace_ok(const hc_node* n, int input) {
   const hc_op_desc* op = n->op;
   if (!op || input < 0 || input >= n->num_inputs || n->num_outputs < 1 || (op->flags & HC_OP_VIEW)) return false;
+  /* A part's bytes are a slice of a larger root: an output over them would
+   * be placed at the root's offset (and the verifier pairs equal blocks). */
+  if (n->inputs[input] && in_concat_part(n->inputs[input])) return false;
   /* The shared generator computes out[i] from operand elements at index i
    * (broadcast ones excepted) and stores it after loading them. */
   bool generator = (op->flags & HC_OP_ELEMENTWISE) && op->scalar && !op->lower && n->num_fused == 0;
@@ -677,6 +699,74 @@ static bool arena_candidate(const hc_value* v, const liveness* L) {
          !v->producer->dead && L->first[v->id] >= 0;
 }
 
+/* How many steps' worth of its bytes a Concat's parts may be reserved before
+ * they are produced (see concat_in_place). */
+#define HC_CONCAT_EARLY_STEPS 1
+
+/* Concat in place (file comment). The inputs of a Concat node n become parts
+ * of its output when:
+ *  - every dimension of the output before the axis is 1 (each input is one
+ *    contiguous block of it), and each part starts 64-byte aligned;
+ *  - the output is an intermediate of a static shape (a graph output too:
+ *    the parts are then written into the caller's buffer), and each input an
+ *    intermediate of a static shape produced by a live node that is not a
+ *    graph output, not a view or another Concat's part already, and appears
+ *    once among n's inputs;
+ *  - n is not in a parallel group; the parts' producers may be, in any
+ *    lanes (the output is then live from the start of that group);
+ *  - the parts are produced close together: the output is live from the
+ *    first part's producer on, so a part produced k steps after the first
+ *    holds its bytes k steps early; the sum of bytes x steps held early
+ *    must stay within HC_CONCAT_EARLY_STEPS x parts x the output's bytes.
+ *    A skip connection (UNet's encoder feature joined much later) keeps its
+ *    copy rather than its bytes for the whole decoder.
+ * Parts are chosen in schedule order, so a Concat's output can itself be a
+ * part of a later Concat (offsets add up). */
+static int concat_in_place(hc_graph* g) {
+  int parts = 0;
+  for (int s = 0; s < g->num_nodes; ++s) {
+    hc_node* n = g->nodes[s];
+    if (n->dead || !n->op || strcmp(n->op->name, "Concat") || n->op->domain[0] || n->num_outputs != 1 || n->group)
+      continue;
+    hc_value* y = n->outputs[0];
+    if (!y || y->kind != HC_VALUE_INTERMEDIATE || y->dynamic || y->alias_of || y->rank < 1) continue;
+    int64_t axis = hc_attr_int(n, "axis", 0);
+    if (axis < 0) axis += y->rank;
+    if (axis < 0 || axis >= y->rank) continue;
+    bool ok = true;
+    for (int d = 0; d < axis; ++d)
+      if (y->dims[d] != 1) ok = false;
+    uint64_t offset = 0, early = 0;
+    int first = INT_MAX;
+    for (int i = 0; ok && i < n->num_inputs; ++i) {
+      const hc_value* x = n->inputs[i];
+      if (!x || x->kind != HC_VALUE_INTERMEDIATE || x->is_output || x->dynamic || x->alias_of || !x->producer ||
+          x->producer->dead || offset % HC_ALIGN != 0) {
+        ok = false;
+        break;
+      }
+      for (int j = 0; j < i; ++j)
+        if (n->inputs[j] == x) ok = false;
+      if (x->producer->id < first) first = x->producer->id;
+      offset += hc_value_nbytes(x);
+    }
+    if (!ok || n->num_inputs < 1 || offset != hc_value_nbytes(y)) continue;
+    for (int i = 0; i < n->num_inputs; ++i)
+      early += hc_value_nbytes(n->inputs[i]) * (uint64_t)(n->inputs[i]->producer->id - first);
+    if (early > (uint64_t)HC_CONCAT_EARLY_STEPS * (uint64_t)n->num_inputs * offset) continue;
+    offset = 0;
+    for (int i = 0; i < n->num_inputs; ++i) {
+      hc_value* x = n->inputs[i];
+      x->alias_of = y;
+      x->alias_offset = offset;
+      x->alias_part = true;
+      offset += hc_value_nbytes(x);
+      ++parts;
+    }
+  }
+  return parts;
+}
+
 static hx_status_t run_memory_plan(hc_pass_ctx* ctx, hc_graph* g) {
   /* Reset: passes may have run before. */
   for (int i = 0; i < g->num_values; ++i) {
@@ -684,6 +774,8 @@ static hx_status_t run_memory_plan(hc_pass_ctx* ctx, hc_graph* g) {
     v->storage.base = -1;
     v->storage.offset = 0;
     v->alias_of = NULL;
+    v->alias_offset = 0;
+    v->alias_part = false;
     v->live_first = v->live_last = -1;
   }
   for (int i = 0; i < g->num_inputs; ++i) g->inputs[i]->storage.base = HX_BASE_FIRST_IO + i;
@@ -704,6 +796,7 @@ static hx_status_t run_memory_plan(hc_pass_ctx* ctx, hc_graph* g) {
     }
   }
   ctx->weights_bytes = wbytes;
+  ctx->memplan.concat_parts = ctx->opt_level >= 2 ? concat_in_place(g) : 0;
   /* Which epilogue operands each kernel, as lowered for this target, may
    * overwrite (views are known now: the op compares storage roots). */
   for (int s = 0; s < g->num_nodes; ++s) {
@@ -795,11 +888,21 @@ static hx_status_t run_memory_plan(hc_pass_ctx* ctx, hc_graph* g) {
     memcpy(single, blocks, sizeof(block) * (size_t)nb);
     for (int b = 0; b < nb; ++b)
       if (single[b].value) single[b].first = steps, single[b].last = -1;
+    /* First writer of each root: its producer, or its first in-place
+     * Concat part's. */
+    for (int i = 0; i < nv; ++i) offset[i] = (uint64_t)steps;
+    for (int s = 0; s < steps; ++s)
+      for (int j = 0; j < g->nodes[s]->num_outputs; ++j) {
+        hc_value* v = g->nodes[s]->outputs[j];
+        if (v && v->kind != HC_VALUE_CONST && (!v->alias_of || in_concat_part(v)) && offset[root_of(v)->id] > (uint64_t)s)
+          offset[root_of(v)->id] = (uint64_t)s;
+      }
     for (int i = 0; i < nv; ++i) {
       hc_value* v = g->values[i];
       if (!arena_candidate(v, &L)) continue;
       block* b = &single[block_of[head[i]]];
-      int first = v->producer->id, last = L.last_read[i] > first ? L.last_read[i] : first;
+      int first = (int)offset[i] < v->producer->id ? (int)offset[i] : v->producer->id;
+      int last = L.last_read[i] > first ? L.last_read[i] : first;
       if (first < b->first) b->first = first;
       if (last > b->last) b->last = last;
     }
@@ -844,10 +947,11 @@ static hx_status_t run_memory_plan(hc_pass_ctx* ctx, hc_graph* g) {
     double over = lower ? 100.0 * ((double)arena - (double)lower) / (double)lower : 0;
     fprintf(ctx->log,
             "memory-plan: arena %llu bytes (lower bound %llu, +%.2f%%; %s of %d heuristics), %d outputs in place "
-            "(bound without: %llu), bound without parallel groups %llu, weights %llu bytes\n",
+            "(bound without: %llu), bound without parallel groups %llu, %d Concat inputs written in place, "
+            "weights %llu bytes\n",
             (unsigned long long)arena, (unsigned long long)lower, over, ctx->memplan.heuristic[ctx->memplan.chosen],
             ctx->memplan.num_heuristics, inplace, (unsigned long long)bound_no_inplace,
-            (unsigned long long)bound_sequential, (unsigned long long)wbytes);
+            (unsigned long long)bound_sequential, ctx->memplan.concat_parts, (unsigned long long)wbytes);
   }
 
 done:
@@ -876,6 +980,7 @@ typedef struct vitem {
   const hc_value* dims_of; /* dims slot owner */
   uint64_t offset, size;
   int start;            /* producer (or workspace owner) step; -1 = live before the first step */
+  bool wide_start;      /* also written in another lane of start's group: live from the group's start */
   int end_sg;           /* super-step of its last reader; INT_MAX = live after the last step */
   int rd_begin, rd_end; /* its reader steps (the producer's included) in the reader list */
 } vitem;
@@ -908,7 +1013,9 @@ static bool v_moment(const exec_steps* S, int G, const vitem* a, const vitem* b,
     for (int y = b_open ? -1 : b->rd_begin; y < (b_open ? 0 : b->rd_end); ++y) {
       int eb = y < 0 ? -1 : rd[y];
       if (eb >= 0 && S->sg[eb] != G) continue;
-      if (v_feasible(S, G, a->start, ea, b->start, eb)) return true;
+      int sa = a->wide_start && S->sg[a->start] == G ? -1 : a->start;
+      int sb = b->wide_start && S->sg[b->start] == G ? -1 : b->start;
+      if (v_feasible(S, G, sa, ea, sb, eb)) return true;
     }
   }
   return false;
@@ -977,8 +1084,13 @@ hx_status_t hc_memory_plan_verify(const hc_graph* g, uint64_t arena_bytes) {
   for (int s = 0; s < g->num_nodes; ++s) {
     const hc_node* nd = g->nodes[s];
     for (int j = 0; j < nd->num_outputs; ++j) {
+      /* The first node writing its bytes: its producer, or the producer of
+       * an in-place Concat part (a view's producer writes nothing). */
       const hc_value* v = nd->outputs[j];
-      if (v && !v->alias_of && index_of[v->id] >= 0 && it[index_of[v->id]].start == -2) it[index_of[v->id]].start = s;
+      if (!v || v->kind == HC_VALUE_CONST || (v->alias_of && !in_concat_part(v))) continue;
+      int x = index_of[croot_of(v)->id];
+      if (x >= 0 && it[x].start == -2) it[x].start = s;
+      else if (x >= 0 && S.sg[it[x].start] == S.sg[s] && S.lane[it[x].start] != S.lane[s]) it[x].wide_start = true;
     }
   }
   for (int i = 0; i < n; ++i)

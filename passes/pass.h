@@ -31,6 +31,7 @@ typedef struct hc_memplan_stats {
   uint64_t arena[HC_MEMPLAN_MAX_HEURISTICS];        /* arena bytes each one needed */
   int chosen;                                       /* index of the one kept: smallest, first on ties */
   int inplace;                                      /* outputs written over one of their inputs */
+  int concat_parts;                                 /* Concat inputs written in place into its output */
   uint64_t lower_bound_no_inplace;                  /* the lower bound had nothing been written in place */
   uint64_t lower_bound_sequential;                  /* the lower bound had no steps been grouped (what the
                                                        parallel groups cost) */
@@ -99,6 +100,7 @@ typedef struct hc_pass {
 extern const hc_pass hc_pass_shape_inference;
 extern const hc_pass hc_pass_fold_batchnorm;
 extern const hc_pass hc_pass_canonicalize;
+extern const hc_pass hc_pass_channel_blocks;
 extern const hc_pass hc_pass_constant_folding;
 extern const hc_pass hc_pass_dce;
 extern const hc_pass hc_pass_finalize_outputs;

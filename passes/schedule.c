@@ -15,7 +15,8 @@
  *     chains of a level (up to five) in the order that keeps the fewest
  *     bytes live when they run one after another (order_level_chains).
  *  4. Groups. A level with two or more chains that emit code is a
- *     candidate parallel group with one lane per chain; a level with a
+ *     candidate parallel group with one lane per chain (unless they are
+ *     channel blocks, hc_node.channel_block, which run in order); a level with a
  *     single chain stays plain sequential steps, so linear networks keep
  *     their memory plan and schedule.
  *  5. Memory-aware choice. A candidate becomes a group unless it costs more
@@ -568,12 +569,15 @@ static hx_status_t run_schedule(hc_pass_ctx* ctx, hc_graph* g) {
   int group_id = 0, declined = 0;
   for (int s = 0; s < n;) {
     int e = s, code_chains = 0, prev_chain = -1;
+    bool blocks = false;
     while (e < n && keys[e].level == keys[s].level) {
       if (keys[e].chain != prev_chain && chain_code[keys[e].chain]) code_chains++;
       prev_chain = keys[e].chain;
+      blocks |= keys[e].node->channel_block;
       ++e;
     }
-    bool candidate = code_chains >= 2 && ctx->parallel_groups != HC_GROUPS_NONE;
+    /* Channel blocks run one after another (hc_node.channel_block). */
+    bool candidate = code_chains >= 2 && !blocks && ctx->parallel_groups != HC_GROUPS_NONE;
     if (candidate && ctx->parallel_groups == HC_GROUPS_AUTO && !have_est) {
       /* Per-step chain and level, for the estimates. */
       for (int i = 0; i < n; ++i) {

@@ -172,15 +172,15 @@ char* hc_manifest_json(const hc_program* progs, int num_programs, int num_varian
     const char* loc = location_of(v, g->num_inputs);
     if (!strcmp(loc, "none")) continue; /* folded away or unused */
     if (v->kind == HC_VALUE_CONST && v->storage.base < 0) continue;
-    const hc_value* root_v = v;
-    while (root_v->alias_of) root_v = root_v->alias_of;
+    uint64_t in_root;
+    const hc_value* root_v = hc_value_storage_root(v, &in_root);
     cJSON* o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "name", v->name);
     cJSON_AddStringToObject(o, "dtype", hx_dtype_name(v->dtype));
     cJSON_AddItemToObject(o, "shape", shape_json(v));
     cJSON_AddNumberToObject(o, "size", (double)hc_value_nbytes(v));
     cJSON_AddStringToObject(o, "location", loc);
-    cJSON_AddNumberToObject(o, "offset", (double)root_v->storage.offset);
+    cJSON_AddNumberToObject(o, "offset", (double)(root_v->storage.offset + in_root));
     if (root_v != v) cJSON_AddStringToObject(o, "alias_of", root_v->name);
     const hc_value* over = hc_memory_plan_inplace_source(v);
     if (over) cJSON_AddStringToObject(o, "inplace_of", over->name);

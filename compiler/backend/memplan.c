@@ -70,6 +70,7 @@ static bool add_plan(cJSON* o, const hc_program* p) {
   cJSON_AddNumberToObject(o, "weights_bytes", (double)pc->weights_bytes);
   cJSON_AddNumberToObject(o, "steps", g->num_nodes);
   cJSON_AddNumberToObject(o, "inplace", ms->inplace);
+  cJSON_AddNumberToObject(o, "concat_parts", ms->concat_parts);
   cJSON_AddNumberToObject(o, "parallel_groups", pc->schedule_groups);
   cJSON_AddNumberToObject(o, "parallel_groups_declined", pc->schedule_groups_declined);
   if (ms->chosen >= 0 && ms->chosen < ms->num_heuristics)
@@ -118,17 +119,19 @@ static bool add_plan(cJSON* o, const hc_program* p) {
     cJSON_AddItemToArray(tensors, t);
   }
   free(rows);
-  /* Views of arena tensors: zero bytes of their own. */
+  /* Views of arena tensors and in-place Concat parts: zero bytes of their
+   * own; a part's bytes start `offset` bytes into its root's. */
   cJSON* views = cJSON_AddArrayToObject(o, "views");
   for (int i = 0; i < g->num_values; ++i) {
     const hc_value* v = g->values[i];
     if (!v->alias_of) continue;
-    const hc_value* root = v;
-    while (root->alias_of) root = root->alias_of;
+    uint64_t in_root;
+    const hc_value* root = hc_value_storage_root(v, &in_root);
     if (root->storage.base != HX_BASE_ARENA) continue;
     cJSON* e = cJSON_CreateObject();
     cJSON_AddStringToObject(e, "name", v->name);
     cJSON_AddStringToObject(e, "alias_of", root->name);
+    if (in_root) cJSON_AddNumberToObject(e, "offset", (double)in_root);
     cJSON_AddItemToArray(views, e);
   }
   return true;

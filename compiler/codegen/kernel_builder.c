@@ -239,10 +239,11 @@ static LLVMValueRef base_plus(hc_kb* kb, int base, uint64_t offset) {
 }
 
 LLVMValueRef hc_kb_ptr(hc_kb* kb, const hc_value* v) {
-  /* A view has no storage of its own: read through the value it aliases. */
-  const hc_value* root = v;
-  while (root->alias_of) root = root->alias_of;
-  return base_plus(kb, root->storage.base, root->storage.offset);
+  /* A view has no storage of its own: read through the value it aliases
+   * (an in-place Concat part at its offset in the Concat's output). */
+  uint64_t off;
+  const hc_value* root = hc_value_storage_root(v, &off);
+  return base_plus(kb, root->storage.base, root->storage.offset + off);
 }
 
 LLVMValueRef hc_kb_workspace(hc_kb* kb) { return base_plus(kb, HX_BASE_ARENA, kb->node->workspace_offset); }

@@ -3,7 +3,7 @@
  * Seen as 2-D [outer, axis*inner] tensors, each input is a block of
  * contiguous rows written at a column offset of the output; every non-empty
  * input gets one strided-copy kernel (rows spread over tasks, each row one
- * memcpy). */
+ * memcpy), unless memory planning had its producer write it in place. */
 #include <stdio.h>
 
 #include "compiler/ops/movement.h"
@@ -48,7 +48,14 @@ static hx_status_t infer_concat(hc_graph* g, hc_node* n) {
   return HX_OK;
 }
 
-/* One strided copy per input into its column range of the output. */
+/* Whether memory planning had x's producer write it in place, `at` bytes
+ * into y (passes/memory_plan.c, concat_in_place): nothing to copy. */
+static bool written_in_place(const hc_value* x, const hc_value* y, uint64_t at) {
+  return x->alias_part && x->alias_of == y && x->alias_offset == at;
+}
+
+/* One strided copy per input into its column range of the output, except
+ * for inputs already written there. */
 static hx_status_t lower_concat(hc_lower_ctx* lc, hc_node* n) {
   const hc_value* y = n->outputs[0];
   int64_t axis;
@@ -59,6 +66,10 @@ static hx_status_t lower_concat(hc_lower_ctx* lc, hc_node* n) {
   for (int i = 0; i < n->num_inputs; ++i) {
     const hc_value* x = n->inputs[i];
     int64_t row = x->dims[axis] * inner;
+    if (outer == 1 && written_in_place(x, y, (uint64_t)col * hx_dtype_size(y->dtype))) {
+      col += row;
+      continue;
+    }
     int64_t dims[2] = {outer, row}, ss[2] = {row, 1}, ds[2] = {out_row, 1};
     char suffix[24];
     snprintf(suffix, sizeof suffix, "in%d", i);

@@ -1012,9 +1012,11 @@ static void fast_panel(fast_emit* e, int nv, unsigned lanes, LLVMValueRef mb, LL
  * in place there). */
 static bool output_over_operand(const hc_node* n, int k) {
   if (k >= 32 || !(n->inplace_inputs & (1u << k)) || !n->inputs[k]) return false;
-  const hc_value *r = n->inputs[k], *y = n->outputs[0];
-  while (r->alias_of) r = r->alias_of;
-  return r->storage.base == HX_BASE_ARENA && y->storage.base == HX_BASE_ARENA && r->storage.offset == y->storage.offset;
+  uint64_t ro, yo;
+  const hc_value* r = hc_value_storage_root(n->inputs[k], &ro);
+  const hc_value* y = hc_value_storage_root(n->outputs[0], &yo);
+  return r->storage.base == HX_BASE_ARENA && y->storage.base == HX_BASE_ARENA &&
+         r->storage.offset + ro == y->storage.offset + yo;
 }
 
 static hx_status_t emit_matmul_fast(hc_lower_ctx* lc, const hc_node* n, const mm_desc* d) {
