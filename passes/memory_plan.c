@@ -699,9 +699,73 @@ static bool arena_candidate(const hc_value* v, const liveness* L) {
          !v->producer->dead && L->first[v->id] >= 0;
 }
 
-/* How many steps' worth of its bytes a Concat's parts may be reserved before
- * they are produced (see concat_in_place). */
-#define HC_CONCAT_EARLY_STEPS 1
+/* Bytes live at each step in the order run serially, for concat_in_place:
+ * every arena tensor (storage roots; graph outputs are the caller's) from
+ * its first writer to its last reader, and each node's workspace while it
+ * runs; no in-place chains, no groups. */
+typedef struct live_profile {
+  int steps;
+  int* first; /* by value id: first step writing its bytes, or -1 */
+  int* last;  /* by value id: last step reading or writing them */
+  int64_t* live;
+} live_profile;
+
+static bool profile_root(const hc_value* v) {
+  return v->kind == HC_VALUE_INTERMEDIATE && !v->alias_of && !v->is_output && v->producer && !v->producer->dead;
+}
+
+static void profile_add(live_profile* P, int f, int l, int64_t bytes) {
+  for (int t = f < 0 ? 0 : f; t <= l && t < P->steps; ++t) P->live[t] += bytes;
+}
+
+static hx_status_t profile_init(const hc_graph* g, live_profile* P) {
+  P->steps = g->num_nodes;
+  P->first = malloc(sizeof(int) * ((size_t)g->num_values + 1));
+  P->last = malloc(sizeof(int) * ((size_t)g->num_values + 1));
+  P->live = calloc((size_t)g->num_nodes + 1, sizeof(int64_t));
+  if (!P->first || !P->last || !P->live) return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory planning memory");
+  for (int i = 0; i < g->num_values; ++i) P->first[i] = P->last[i] = -1;
+  for (int s = 0; s < g->num_nodes; ++s) {
+    const hc_node* n = g->nodes[s];
+    for (int pass = 0; pass < 2; ++pass)
+      for (int j = 0; j < (pass ? n->num_inputs : n->num_outputs); ++j) {
+        const hc_value* v = pass ? n->inputs[j] : n->outputs[j];
+        if (!v || v->kind == HC_VALUE_CONST) continue;
+        int r = croot_of(v)->id;
+        if (!pass && P->first[r] < 0) P->first[r] = s;
+        if (P->last[r] < s) P->last[r] = s;
+      }
+  }
+  for (int i = 0; i < g->num_values; ++i)
+    if (profile_root(g->values[i]) && P->first[i] >= 0)
+      profile_add(P, P->first[i], P->last[i], (int64_t)hc_value_nbytes(g->values[i]));
+  for (int s = 0; s < g->num_nodes; ++s)
+    if (g->nodes[s]->op->workspace) profile_add(P, s, s, (int64_t)g->nodes[s]->op->workspace(g->nodes[s]));
+  return HX_OK;
+}
+
+static int64_t profile_peak(const live_profile* P) {
+  int64_t peak = 0;
+  for (int t = 0; t < P->steps; ++t)
+    if (P->live[t] > peak) peak = P->live[t];
+  return peak;
+}
+
+/* Concat node n's inputs as parts of its output y in the profile (sign +1),
+ * or undone (-1): each input's own interval goes, y's grows to cover them. */
+static void profile_apply(live_profile* P, const hc_node* n, int sign) {
+  const hc_value* y = n->outputs[0];
+  int f = P->first[y->id], l = P->last[y->id];
+  int64_t ys = profile_root(y) ? (int64_t)hc_value_nbytes(y) : 0;
+  for (int i = 0; i < n->num_inputs; ++i) {
+    const hc_value* x = n->inputs[i];
+    profile_add(P, P->first[x->id], P->last[x->id], -sign * (int64_t)hc_value_nbytes(x));
+    if (P->first[x->id] < f) f = P->first[x->id];
+    if (P->last[x->id] > l) l = P->last[x->id];
+  }
+  profile_add(P, P->first[y->id], P->last[y->id], -sign * ys);
+  profile_add(P, f, l, sign * ys);
+}
 
 /* Concat in place (file comment). The inputs of a Concat node n become parts
  * of its output when:
@@ -714,17 +778,20 @@ static bool arena_candidate(const hc_value* v, const liveness* L) {
  *    once among n's inputs;
  *  - n is not in a parallel group; the parts' producers may be, in any
  *    lanes (the output is then live from the start of that group);
- *  - the parts are produced close together: the output is live from the
- *    first part's producer on, so a part produced k steps after the first
- *    holds its bytes k steps early; the sum of bytes x steps held early
- *    must stay within HC_CONCAT_EARLY_STEPS x parts x the output's bytes.
- *    A skip connection (UNet's encoder feature joined much later) keeps its
- *    copy rather than its bytes for the whole decoder.
+ *  - it does not raise the peak: the output is live from the first part's
+ *    producer on, so a part produced later holds its bytes early. The bytes
+ *    live at each step, run serially (live_profile), must stay within the
+ *    peak they had with the copy. A UNet skip connection whose decoder half
+ *    would be held through the memory-heavy middle keeps its copy; where the
+ *    Concat itself is the peak (its inputs and output live together), in
+ *    place lowers it.
  * Parts are chosen in schedule order, so a Concat's output can itself be a
  * part of a later Concat (offsets add up). */
-static int concat_in_place(hc_graph* g) {
+static hx_status_t concat_in_place(hc_graph* g, int* out_parts) {
   int parts = 0;
-  for (int s = 0; s < g->num_nodes; ++s) {
+  live_profile P = {0};
+  hx_status_t st = profile_init(g, &P);
+  for (int s = 0; st == HX_OK && s < g->num_nodes; ++s) {
     hc_node* n = g->nodes[s];
     if (n->dead || !n->op || strcmp(n->op->name, "Concat") || n->op->domain[0] || n->num_outputs != 1 || n->group)
       continue;
@@ -736,8 +803,7 @@ static int concat_in_place(hc_graph* g) {
     bool ok = true;
     for (int d = 0; d < axis; ++d)
       if (y->dims[d] != 1) ok = false;
-    uint64_t offset = 0, early = 0;
-    int first = INT_MAX;
+    uint64_t offset = 0;
     for (int i = 0; ok && i < n->num_inputs; ++i) {
       const hc_value* x = n->inputs[i];
       if (!x || x->kind != HC_VALUE_INTERMEDIATE || x->is_output || x->dynamic || x->alias_of || !x->producer ||
@@ -747,13 +813,19 @@ static int concat_in_place(hc_graph* g) {
       }
       for (int j = 0; j < i; ++j)
         if (n->inputs[j] == x) ok = false;
-      if (x->producer->id < first) first = x->producer->id;
       offset += hc_value_nbytes(x);
     }
     if (!ok || n->num_inputs < 1 || offset != hc_value_nbytes(y)) continue;
-    for (int i = 0; i < n->num_inputs; ++i)
-      early += hc_value_nbytes(n->inputs[i]) * (uint64_t)(n->inputs[i]->producer->id - first);
-    if (early > (uint64_t)HC_CONCAT_EARLY_STEPS * (uint64_t)n->num_inputs * offset) continue;
+    int64_t peak = profile_peak(&P);
+    profile_apply(&P, n, +1);
+    if (profile_peak(&P) > peak) {
+      profile_apply(&P, n, -1);
+      continue;
+    }
+    for (int i = 0; i < n->num_inputs; ++i) {
+      if (P.first[n->inputs[i]->id] < P.first[y->id]) P.first[y->id] = P.first[n->inputs[i]->id];
+      if (P.last[n->inputs[i]->id] > P.last[y->id]) P.last[y->id] = P.last[n->inputs[i]->id];
+    }
     offset = 0;
     for (int i = 0; i < n->num_inputs; ++i) {
       hc_value* x = n->inputs[i];
@@ -764,10 +836,15 @@ static int concat_in_place(hc_graph* g) {
       ++parts;
     }
   }
-  return parts;
+  free(P.first);
+  free(P.last);
+  free(P.live);
+  *out_parts = parts;
+  return st;
 }
 
-static hx_status_t run_memory_plan(hc_pass_ctx* ctx, hc_graph* g) {
+/* One plan of g, with Concat inputs in place (concat_in_place) or not. */
+static hx_status_t plan_memory(hc_pass_ctx* ctx, hc_graph* g, bool concat) {
   /* Reset: passes may have run before. */
   for (int i = 0; i < g->num_values; ++i) {
     hc_value* v = g->values[i];
@@ -796,7 +873,8 @@ static hx_status_t run_memory_plan(hc_pass_ctx* ctx, hc_graph* g) {
     }
   }
   ctx->weights_bytes = wbytes;
-  ctx->memplan.concat_parts = ctx->opt_level >= 2 ? concat_in_place(g) : 0;
+  ctx->memplan.concat_parts = 0;
+  if (concat) HX_RETURN_IF_ERROR(concat_in_place(g, &ctx->memplan.concat_parts));
   /* Which epilogue operands each kernel, as lowered for this target, may
    * overwrite (views are known now: the op compares storage roots). */
   for (int s = 0; s < g->num_nodes; ++s) {
@@ -943,16 +1021,6 @@ static hx_status_t run_memory_plan(hc_pass_ctx* ctx, hc_graph* g) {
   ctx->memplan.lower_bound_no_inplace = bound_no_inplace;
   ctx->memplan.lower_bound_sequential = bound_sequential;
   st = hc_memory_plan_verify(g, arena);
-  if (ctx->verbose && ctx->log) {
-    double over = lower ? 100.0 * ((double)arena - (double)lower) / (double)lower : 0;
-    fprintf(ctx->log,
-            "memory-plan: arena %llu bytes (lower bound %llu, +%.2f%%; %s of %d heuristics), %d outputs in place "
-            "(bound without: %llu), bound without parallel groups %llu, %d Concat inputs written in place, "
-            "weights %llu bytes\n",
-            (unsigned long long)arena, (unsigned long long)lower, over, ctx->memplan.heuristic[ctx->memplan.chosen],
-            ctx->memplan.num_heuristics, inplace, (unsigned long long)bound_no_inplace,
-            (unsigned long long)bound_sequential, ctx->memplan.concat_parts, (unsigned long long)wbytes);
-  }
 
 done:
   liveness_free(&L);
@@ -962,6 +1030,33 @@ done:
   free(single);
   free(offset);
   return st;
+}
+
+/* The plan: at -O2 and up with Concat inputs in place where that does not
+ * make the arena larger than the plan that copies them (concat_in_place
+ * judges by an estimate; the packed arena decides), else without. */
+static hx_status_t run_memory_plan(hc_pass_ctx* ctx, hc_graph* g) {
+  bool concat = ctx->opt_level >= 2;
+  HX_RETURN_IF_ERROR(plan_memory(ctx, g, concat));
+  if (concat && ctx->memplan.concat_parts) {
+    uint64_t with = ctx->arena_bytes;
+    HX_RETURN_IF_ERROR(plan_memory(ctx, g, false));
+    if (with <= ctx->arena_bytes) HX_RETURN_IF_ERROR(plan_memory(ctx, g, true));
+  }
+  if (ctx->verbose && ctx->log) {
+    uint64_t arena = ctx->arena_bytes, lower = ctx->arena_lower_bound;
+    double over = lower ? 100.0 * ((double)arena - (double)lower) / (double)lower : 0;
+    fprintf(ctx->log,
+            "memory-plan: arena %llu bytes (lower bound %llu, +%.2f%%; %s of %d heuristics), %d outputs in place "
+            "(bound without: %llu), bound without parallel groups %llu, %d Concat inputs written in place, "
+            "weights %llu bytes\n",
+            (unsigned long long)arena, (unsigned long long)lower, over, ctx->memplan.heuristic[ctx->memplan.chosen],
+            ctx->memplan.num_heuristics, ctx->memplan.inplace,
+            (unsigned long long)ctx->memplan.lower_bound_no_inplace,
+            (unsigned long long)ctx->memplan.lower_bound_sequential, ctx->memplan.concat_parts,
+            (unsigned long long)ctx->weights_bytes);
+  }
+  return HX_OK;
 }
 
 /* ---- verifier ----------------------------------------------------------- */

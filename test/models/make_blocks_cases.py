@@ -11,7 +11,8 @@
 - concat_*: Concats whose inputs memory planning writes in place (branches
   joined along the channels, a Concat of a Concat, along axis 0) and ones it
   must copy (along an inner axis, an input joined twice, a skip connection
-  produced long before, an input that is a graph output), plus an input
+  whose in-place bytes would raise the peak, an input that is a graph
+  output), plus an input
   read again after the Concat by an element-wise op that must not write
   over it.
 
@@ -123,13 +124,13 @@ def channel_block_cases(root):
 
 
 def concat_cases(root):
+    # 1x1 branches (no workspace that a part held early would overlap).
     x = randf(1, 16, 20, 20)
-    wa, wb, wc = randf(8, 16, 1, 1), randf(24, 16, 3, 3, scale=0.2), randf(40, 16, 1, 1)
-    a, b, c = conv_ref(x, wa), conv_ref(x, wb, None, 1, 1), conv_ref(x, wc)
+    wa, wb, wc = randf(8, 16, 1, 1), randf(24, 16, 1, 1, scale=0.2), randf(40, 16, 1, 1)
+    a, b, c = conv_ref(x, wa), conv_ref(x, wb), conv_ref(x, wc)
     # Branches joined along the channels, then an activation: in place.
     write_case(root, "concat_branches",
-               [helper.make_node("Conv", ["x", "wa"], ["a"]),
-                helper.make_node("Conv", ["x", "wb"], ["b"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+               [helper.make_node("Conv", ["x", "wa"], ["a"]), helper.make_node("Conv", ["x", "wb"], ["b"]),
                 helper.make_node("Conv", ["x", "wc"], ["c"]), helper.make_node("Concat", ["a", "b", "c"], ["j"], axis=1),
                 helper.make_node("Relu", ["j"], ["y"])],
                [("x", x)], [("y", np.maximum(np.concatenate([a, b, c], 1), 0).astype(np.float32))],
@@ -138,7 +139,7 @@ def concat_cases(root):
     write_case(root, "concat_nested",
                [helper.make_node("Conv", ["x", "wa"], ["a"]), helper.make_node("Conv", ["x", "wc"], ["c"]),
                 helper.make_node("Concat", ["a", "c"], ["ac"], axis=-3),
-                helper.make_node("Conv", ["x", "wb"], ["b"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+                helper.make_node("Conv", ["x", "wb"], ["b"]),
                 helper.make_node("Concat", ["b", "ac"], ["j"], axis=1), helper.make_node("Sigmoid", ["j"], ["y"])],
                [("x", x)], [("y", (1 / (1 + np.exp(-np.concatenate([b, a, c], 1)))).astype(np.float32))],
                [("wa", wa), ("wb", wb), ("wc", wc)])
@@ -178,16 +179,36 @@ def concat_cases(root):
                 helper.make_node("Concat", ["a", "c"], ["j"], axis=1), helper.make_node("Relu", ["j"], ["y"])],
                [("x", x)], [("a", a.astype(np.float32)), ("y", np.maximum(np.concatenate([a, c], 1), 0).astype(np.float32))],
                [("wa", wa), ("wc", wc)])
-    ws = [randf(8, 8, 3, 3, scale=0.2) for _ in range(6)]
+    # The skip s is joined after a chain whose middle (two 32-channel
+    # tensors) is the model's peak: holding the chain's 8-channel result
+    # there from s on would raise it, so the Concat copies. (Were the
+    # Concat's output the graph's output, its parts would cost no arena at
+    # all, and be written in place.)
+    ws = [randf(32, 8, 3, 3, scale=0.2), randf(32, 32, 3, 3, scale=0.1), randf(8, 32, 3, 3, scale=0.1)]
     nodes, h = [helper.make_node("Conv", ["x", "wa"], ["s"])], conv_ref(x, wa)
     skip, prev = h, "s"
     for i, w in enumerate(ws):
         nodes.append(helper.make_node("Conv", [prev, f"w{i}"], [f"h{i}"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]))
         nodes.append(helper.make_node("Relu", [f"h{i}"], [f"r{i}"]))
         h, prev = np.maximum(conv_ref(h, w, None, 1, 1), 0), f"r{i}"
-    nodes.append(helper.make_node("Concat", ["s", prev], ["y"], axis=1))
+    nodes += [helper.make_node("Concat", ["s", prev], ["c"], axis=1), helper.make_node("Tanh", ["c"], ["y"])]
     write_case(root, "concat_far_skip_copies", nodes, [("x", x)],
-               [("y", np.concatenate([skip, h], 1).astype(np.float32))],
+               [("y", np.tanh(np.concatenate([skip, h], 1)).astype(np.float32))],
+               [("wa", wa)] + [(f"w{i}", w) for i, w in enumerate(ws)])
+    # The same skip joined after a chain of 8-channel 1x1 convolutions: the
+    # Concat (inputs and output live together) is the peak, and in place
+    # lowers it.
+    ws = [randf(8, 8, 1, 1, scale=0.4) for _ in range(3)]
+    nodes, h = [helper.make_node("Conv", ["x", "wa"], ["s"])], conv_ref(x, wa)
+    skip, prev = h, "s"
+    for i, w in enumerate(ws):
+        nodes.append(helper.make_node("Conv", [prev, f"w{i}"], [f"h{i}"]))
+        nodes.append(helper.make_node("Relu", [f"h{i}"], [f"r{i}"]))
+        h, prev = np.maximum(conv_ref(h, w), 0), f"r{i}"
+    nodes.append(helper.make_node("Concat", ["s", prev], ["c"], axis=1))
+    nodes.append(helper.make_node("Sigmoid", ["c"], ["y"]))
+    write_case(root, "concat_thin_skip", nodes, [("x", x)],
+               [("y", sigmoid(np.concatenate([skip, h], 1)).astype(np.float32))],
                [("wa", wa)] + [(f"w{i}", w) for i, w in enumerate(ws)])
 
 
