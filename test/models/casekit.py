@@ -208,6 +208,15 @@ def window_out(in_size, k, s, d, pb, pe, ceil_mode=False):
     return out
 
 
+def torch_conv2d(x, w, b=None, stride=1, pad=0, group=1, dil=1):
+    """2-D convolution in float64 by torch (symmetric padding), as numpy."""
+    import torch
+    y = torch.nn.functional.conv2d(torch.from_numpy(x).double(), torch.from_numpy(w).double(),
+                                   None if b is None else torch.from_numpy(b).double(), stride=stride,
+                                   padding=pad, dilation=dil, groups=group)
+    return y.numpy()
+
+
 def same_pads(in_size, k, s, d, upper):
     """(begin, end) padding of auto_pad SAME_UPPER (upper) or SAME_LOWER."""
     out = -(-in_size // s)

@@ -38,12 +38,7 @@ def write_case(root, name, nodes, inputs, outputs, inits=(), opset=17):
     casekit.write_case(root, name, nodes, inputs, outputs, opset, inits, producer="make_blocks_cases")
 
 
-def conv_ref(x, w, b=None, stride=1, pad=0, group=1, dil=1):
-    import torch
-    y = torch.nn.functional.conv2d(torch.from_numpy(x).double(), torch.from_numpy(w).double(),
-                                   None if b is None else torch.from_numpy(b).double(), stride=stride,
-                                   padding=pad, dilation=dil, groups=group)
-    return y.numpy()
+conv_ref = casekit.torch_conv2d
 
 
 def sigmoid(x):
