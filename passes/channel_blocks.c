@@ -82,8 +82,9 @@ static bool in_values(hc_value* const* vals, int n, const hc_value* v) {
  * scalar constants, in dependency order, until none is left. The region is
  * valid when exactly one of its values (its end) is read outside it, or by
  * `stop` (if given), or is a graph output; with `stop`, the end must be read
- * by `stop` alone. An invalid region comes back empty, ending at `start`. */
-static void grow_region(const hc_graph* g, const uses* u, hc_value* start, const hc_node* stop, region* r) {
+ * by `stop` alone. Returns whether it is valid; an invalid region comes
+ * back empty, ending at `start`. */
+static bool grow_region(const hc_graph* g, const uses* u, hc_value* start, const hc_node* stop, region* r) {
   hc_value* vals[HC_CB_MAX_REGION + 1] = {start};
   int nv = 1;
   r->count = 0;
@@ -126,9 +127,10 @@ static void grow_region(const hc_graph* g, const uses* u, hc_value* start, const
   }
   if (ends != 1 || (stop && end_elsewhere)) {
     r->count = 0;
-    return;
+    return false;
   }
   r->end = end;
+  return true;
 }
 
 static bool attr_all(const hc_node* n, const char* name, int64_t want) {
@@ -285,10 +287,13 @@ static hx_status_t split_at(hc_graph* g, const uses* u, hc_node* dw, bool* out_d
   if (!cb) return HX_OK;
 
   region pre, post;
-  grow_region(g, u, e, dw, &pre);
-  if (pre.end != a) return HX_OK; /* the region must lead exactly to dw's input */
+  /* The region after e must lead exactly to dw's input, and nothing else
+   * may read e or it. */
+  if (!grow_region(g, u, e, dw, &pre) || pre.end != a) return HX_OK;
   hc_value* d = dw->outputs[0];
   if (d->is_output) return HX_OK;
+  /* After dw: the element-wise ops that go with it, or none (the Concat
+   * then replaces d itself, whoever reads it). */
   grow_region(g, u, d, NULL, &post);
   hc_value* f = post.end;
 

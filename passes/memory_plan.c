@@ -38,8 +38,10 @@
  * has them written there by their producers: each input becomes a part,
  * aliasing the output at its byte offset, and the Concat copies nothing.
  * The output's lifetime then starts at the first part's producer, so the
- * parts must be produced close together (see concat_in_place); nothing is
- * written in place over a part.
+ * parts are taken only where an estimate says the peak does not rise (see
+ * concat_in_place) and the arena planned with them is not larger than the
+ * one planned without (run_memory_plan); nothing is written in place over a
+ * part.
  *
  * Packing. Several heuristics (an ordering of the blocks times a placement
  * rule) each pack every block; the smallest arena wins, ties going to the

@@ -32,6 +32,7 @@ EXPECT = {
     "cb_small_whole": (0, 0, 0),
     "cb_multiplier_whole": (0, 0, 0),
     "cb_second_use_whole": (0, 0, 0),
+    "cb_direct_second_use_whole": (0, 0, 0),
     "cb_pool_between_whole": (0, 0, 0),
     "concat_branches": (0, 0, 3),
     "concat_nested": (0, 0, 4),        # the inner Concat's 2 parts and the outer's 2

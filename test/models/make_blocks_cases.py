@@ -109,6 +109,14 @@ def channel_block_cases(root):
                 helper.make_node("Conv", ["a", "w2"], ["d"], group=96, kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
                 helper.make_node("Add", ["d", "e"], ["y"])],
                [("x", x)], [("y", (d + e).astype(np.float32))], [("w1", w1), ("w2", w2)])
+    # The expanded tensor read directly by the depthwise Conv and by an Add
+    # (no activation between): left whole.
+    d0 = conv_ref(e, w2, None, 1, 1, 96)
+    write_case(root, "cb_direct_second_use_whole",
+               [helper.make_node("Conv", ["x", "w1"], ["e"]),
+                helper.make_node("Conv", ["e", "w2"], ["d"], group=96, kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+                helper.make_node("Add", ["d", "e"], ["y"])],
+               [("x", x)], [("y", (d0 + e).astype(np.float32))], [("w1", w1), ("w2", w2)])
     # A MaxPool between them (not element-wise): left whole.
     p = e[:, :, :, :]
     write_case(root, "cb_pool_between_whole",
