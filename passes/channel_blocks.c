@@ -18,7 +18,7 @@
  * in place), so the Concat copies nothing. The sum of work is unchanged:
  * each block reads all of x (small: C0 channels), no halo is recomputed.
  *
- * Applied when e is larger than HC_CHANNEL_BLOCK_BYTES and:
+ * Applied when e is larger than HC_CB_SPLIT_BYTES (1.5 MiB) and:
  *  - the expansion is a Conv with a constant [C1,C0,1,1] weight, group 1,
  *    strides 1, no padding, an optional constant bias, on a batch-1 4-D x;
  *  - the depthwise Conv has a constant [C1,1,kh,kw] weight, group C1 and an
@@ -42,6 +42,10 @@
 /* Half of a 2 MiB L2 (this machine's; server cores have 1-2 MiB): the block
  * of e and the depthwise output rows being written share it. */
 #define HC_CHANNEL_BLOCK_BYTES ((uint64_t)1 << 20)
+/* Only an expanded tensor larger than this is split: one that nearly fits
+ * in L2 gains too little for the code its blocks add (PP-OCRv4 det's
+ * 1.2 MB expansions at 40x40: +9 KB of int8 artifact, no faster). */
+#define HC_CB_SPLIT_BYTES ((uint64_t)3 << 19)
 /* Fewer output channels leave the 1x1 Conv's register tiles mostly empty:
  * PP-OCRv4 det's 8-channel blocks ran 1.1x slower than the whole. */
 #define HC_CB_MIN_CHANNELS 16
@@ -282,7 +286,7 @@ static hx_status_t split_at(hc_graph* g, const uses* u, hc_node* dw, bool* out_d
   hc_node* ex = e->producer;
   int64_t C1 = e->dims[1], H = e->dims[2], W = e->dims[3];
   uint64_t plane = (uint64_t)H * (uint64_t)W * sizeof(float);
-  if (C1 * (int64_t)plane <= (int64_t)HC_CHANNEL_BLOCK_BYTES || C1 != a->dims[1]) return HX_OK;
+  if (C1 * (int64_t)plane <= (int64_t)HC_CB_SPLIT_BYTES || C1 != a->dims[1]) return HX_OK;
   int64_t cb = block_channels(C1, plane);
   if (!cb) return HX_OK;
 

@@ -30,6 +30,7 @@ EXPECT = {
     "cb_dw5x5_se": (4, 2, 0),
     "cb_dilated_plain": (4, 0, 2),     # 80 channels in 2 blocks of 40
     "cb_small_whole": (0, 0, 0),
+    "cb_below_threshold_whole": (0, 0, 0),
     "cb_multiplier_whole": (0, 0, 0),
     "cb_second_use_whole": (0, 0, 0),
     "cb_direct_second_use_whole": (0, 0, 0),
