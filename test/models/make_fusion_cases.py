@@ -352,6 +352,30 @@ def inplace_residual_cases(root):
                        [("y", fn(c + r).T.astype(np.float32))], [("Bm", bm)] + ([("bias", bias)] if gemm else []))
 
 
+def sigmoid_epilogue_special_cases(root):
+    """The sigmoid of Conv epilogues (hc_ew_sigmoid_fast) at the values its
+    range handling is about: NaN, +-inf, huge inputs, the edges where e^-x
+    overflows (x < -88.4: exactly 0, so SiLU of a huge negative x is -0) or
+    becomes subnormal, and 0. A depthwise 1x1 Conv with unit weights passes
+    x through exactly."""
+    vals = np.array([np.nan, np.inf, -np.inf, -3e38, -1e30, -100, -88.5, -88.2, -88.0, -87.5, -87.0, -20, -1,
+                     -0.0, 0.0, 1, 20, 87.0, 87.5, 88.0, 100, 1e30, 3e38, 0.5, -0.5, 5, -5, 30, -30, 10, -10, 2],
+                    dtype=np.float32)
+    C = 16
+    x = vals.reshape(1, C, 1, 2)
+    w = np.ones((C, 1, 1, 1), np.float32)
+    with np.errstate(over="ignore", invalid="ignore"):
+        sg = 1.0 / (1.0 + np.exp(-x.astype(np.float64)))
+        silu = x.astype(np.float64) * sg
+    conv = helper.make_node("Conv", ["x", "W"], ["c"], group=C)
+    write_case(root, "fuse_dwconv_sigmoid_special",
+               [conv, helper.make_node("Sigmoid", ["c"], ["y"])],
+               [("x", x)], [("y", sg.astype(np.float32))], [("W", w)])
+    write_case(root, "fuse_dwconv_silu_special",
+               [conv, helper.make_node("Sigmoid", ["c"], ["s"]), helper.make_node("Mul", ["c", "s"], ["y"])],
+               [("x", x)], [("y", silu.astype(np.float32))], [("W", w)])
+
+
 def se_block_cases(root):
     """Squeeze-excitation blocks as EfficientNet has them: a depthwise
     convolution (SiLU), GlobalAveragePool, 1x1 convolution, SiLU, 1x1
@@ -454,6 +478,7 @@ def main():
     kernel_cases(root)
     se_block_cases(root)
     channels_tile_cases(root)
+    sigmoid_epilogue_special_cases(root)
 
 
 if __name__ == "__main__":
