@@ -150,6 +150,7 @@ static hx_status_t steps_init(const hc_graph* g, bool grouped, exec_steps* S) {
 typedef struct liveness {
   exec_steps S;
   int* first;     /* producer step (see the file comment for widening); -1 = never live */
+  int* written;   /* the first step writing its bytes (an in-place Concat part's producer), never widened */
   int* last;      /* last reader step, widened where lanes of its group meet */
   int* last_read; /* step of the last node reading it or one of its views; -1 = none */
   /* A node in the last reader's parallel group but another lane reads it
@@ -160,6 +161,7 @@ typedef struct liveness {
 static void liveness_free(liveness* L) {
   steps_free(&L->S);
   free(L->first);
+  free(L->written);
   free(L->last);
   free(L->last_read);
   free(L->shared_read);
@@ -170,17 +172,18 @@ static hx_status_t liveness_compute(const hc_graph* g, liveness* L) {
   memset(L, 0, sizeof(*L));
   HX_RETURN_IF_ERROR(steps_init(g, true, &L->S));
   L->first = malloc(sizeof(int) * nv);
+  L->written = malloc(sizeof(int) * nv);
   L->last = malloc(sizeof(int) * nv);
   L->last_read = malloc(sizeof(int) * nv);
   L->shared_read = calloc(nv, 3); /* [0, nv): shared_read; then the widening marks */
-  if (!L->first || !L->last || !L->last_read || !L->shared_read) {
+  if (!L->first || !L->written || !L->last || !L->last_read || !L->shared_read) {
     liveness_free(L);
     return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory computing liveness");
   }
   unsigned char* wide_first = L->shared_read + nv;
   unsigned char* wide_last = L->shared_read + 2 * nv;
   const exec_steps* S = &L->S;
-  for (int i = 0; i < g->num_values; ++i) L->first[i] = L->last[i] = L->last_read[i] = -1;
+  for (int i = 0; i < g->num_values; ++i) L->first[i] = L->written[i] = L->last[i] = L->last_read[i] = -1;
   for (int s = 0; s < g->num_nodes; ++s) {
     const hc_node* n = g->nodes[s];
     for (int j = 0; j < n->num_outputs; ++j) {
@@ -188,7 +191,7 @@ static hx_status_t liveness_compute(const hc_graph* g, liveness* L) {
       if (!v || v->kind == HC_VALUE_CONST) continue;
       const hc_value* r = croot_of(v);
       int f = L->first[r->id];
-      if (f < 0) L->first[r->id] = s;
+      if (f < 0) L->first[r->id] = L->written[r->id] = s;
       /* In-place Concat parts written in several lanes of one group: live
        * from the group's start. */
       else if (S->sg[f] == S->sg[s] && S->lane[f] != S->lane[s]) wide_first[r->id] = 1;
@@ -968,20 +971,11 @@ static hx_status_t plan_memory(hc_pass_ctx* ctx, hc_graph* g, bool concat) {
     memcpy(single, blocks, sizeof(block) * (size_t)nb);
     for (int b = 0; b < nb; ++b)
       if (single[b].value) single[b].first = steps, single[b].last = -1;
-    /* First writer of each root: its producer, or its first in-place
-     * Concat part's. */
-    for (int i = 0; i < nv; ++i) offset[i] = (uint64_t)steps;
-    for (int s = 0; s < steps; ++s)
-      for (int j = 0; j < g->nodes[s]->num_outputs; ++j) {
-        hc_value* v = g->nodes[s]->outputs[j];
-        if (v && v->kind != HC_VALUE_CONST && (!v->alias_of || in_concat_part(v)) && offset[root_of(v)->id] > (uint64_t)s)
-          offset[root_of(v)->id] = (uint64_t)s;
-      }
     for (int i = 0; i < nv; ++i) {
       hc_value* v = g->values[i];
       if (!arena_candidate(v, &L)) continue;
       block* b = &single[block_of[head[i]]];
-      int first = (int)offset[i] < v->producer->id ? (int)offset[i] : v->producer->id;
+      int first = L.written[i];
       int last = L.last_read[i] > first ? L.last_read[i] : first;
       if (first < b->first) b->first = first;
       if (last > b->last) b->last = last;

@@ -47,22 +47,6 @@ EXPECT = {
 }
 
 
-def find_key(obj, key):
-    if isinstance(obj, dict):
-        if key in obj:
-            return obj[key]
-        for v in obj.values():
-            r = find_key(v, key)
-            if r is not None:
-                return r
-    if isinstance(obj, list):
-        for v in obj:
-            r = find_key(v, key)
-            if r is not None:
-                return r
-    return None
-
-
 def counts(harnessc, model, level, target):
     with tempfile.TemporaryDirectory() as tmp:
         man, plan = os.path.join(tmp, "m.json"), os.path.join(tmp, "p.json")
@@ -70,7 +54,7 @@ def counts(harnessc, model, level, target):
             subprocess.run([harnessc, f"-O{level}", "--target", target, "--emit", kind, model, "-o", out],
                            check=True, stdout=subprocess.DEVNULL)
         kernels = json.load(open(man))["kernels"]
-        parts = find_key(json.load(open(plan)), "concat_parts")
+        parts = json.load(open(plan))["concat_parts"]
     # Each block's Conv kernels themselves (not their packing kernels, ":cbN:packb").
     blocks = sum(1 for k in kernels if k["op"] == "Conv" and re.search(r":cb\d+$", k["name"]))
     copies = sum(1 for k in kernels if k["op"] == "Concat")
