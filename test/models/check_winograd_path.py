@@ -23,11 +23,13 @@ import tempfile
 
 # (folder: 0 fusion cases, 1 conv_pool cases; case; tile size or 0 for no Winograd; weights at run time)
 CASES = [
-    # ResNet-50's layer-1 and layer-2 shapes: the transformed images of all
-    # tiles (3.8 and 3.4 MB) exceed the workspace cap (HC_WINO_MAX_WORKSPACE),
-    # so the tiles go in blocks (HC_WINO_BLOCK_WORKSPACE: seven of 32).
+    # ResNet-50's layer-1 shape: the transformed images of all tiles (3.8
+    # MB) exceed the workspace cap (HC_WINO_MAX_WORKSPACE), so the tiles go
+    # in blocks (HC_WINO_BLOCK_WORKSPACE: seven of up to 32). Its layer-2 shape
+    # (49 tiles of 4x4, at least WINO_F4_MIN_TILES) and layer-3 shape (16)
+    # take F(4,3) and F(2,3).
     (0, "fast_conv_wino_56", 4, False),
-    (0, "fast_conv_wino_28", 2, False),
+    (0, "fast_conv_wino_28", 4, False),
     # 625 tiles in ten blocks, the last one ragged (49 tiles).
     (0, "fast_conv_wino_blocks", 4, False),
     (0, "fast_conv_wino_blocks_wrt", 4, True),
@@ -37,7 +39,8 @@ CASES = [
     (0, "fast_conv_wino_13x17", 2, False),
     (0, "fast_conv_wino_14", 2, False),
     (0, "fast_conv_wino_c300", 2, False),
-    (0, "fast_conv_wino_b2_m80", 2, False),
+    # A batch of 2 14x14 planes: 32 tiles of 4x4 together.
+    (0, "fast_conv_wino_b2_m80", 4, False),
     (0, "fast_conv_wino_asym_nobias_wrt", 2, True),
     (0, "fuse_conv_wino3x3_gelu_erf", 2, False),
     (0, "fuse_conv_chan3x3_relu", 0, False),
@@ -45,7 +48,7 @@ CASES = [
     (1, "conv_winograd4_input_weights_asym", 4, True),
     # float16: transformed and multiplied in float32; constant weights too
     # are transformed at run time (float16 weights stay float16 in the
-    # artifact).
+    # artifact). 13x15 planes: 16 tiles of 4x4, F(2,3).
     (1, "conv_float16_tiles", 2, True),
     (1, "conv_float16_winograd4_input_weights", 4, True),
 ]
