@@ -33,6 +33,10 @@ struct hx_model {
   uint64_t max_arena_bytes;     /* largest arena of any program */
   uint32_t max_lanes;           /* widest parallel group of any program */
   char* manifest;               /* ABI 1.3: the inflated manifest, owned; NULL before 1.3 */
+  const void* weights;          /* what sessions read: the header's blob or weights_copy */
+  void* weights_copy;           /* the blob in huge pages (weights_memory.h), owned; NULL when in place */
+  size_t weights_copy_bytes;
+  int weights_copy_mapped;
 };
 
 /* The program compiled for exactly `batch`, or NULL. */

@@ -511,7 +511,7 @@ static hx_status_t allocate(hx_server_t* s) {
   if (m->max_arena_bytes && !(s->arena = zalloc_aligned((size_t)m->max_arena_bytes))) return oom();
   if (!(s->bases = calloc(m->header->num_bases, sizeof(void*)))) return oom();
   s->bases[HX_BASE_ARENA] = s->arena;
-  s->bases[HX_BASE_WEIGHTS] = (void*)m->header->weights;
+  s->bases[HX_BASE_WEIGHTS] = (void*)m->weights;
 
   /* Batch buffers: `buffers` per direction, each row-major for max_rows. */
   s->nbuf = o->buffers;

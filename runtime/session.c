@@ -63,7 +63,7 @@ static hx_status_t create_session(const hx_model_t* model, const hx_program* pro
     s->owns_arena = 1;
   }
   s->bases[HX_BASE_ARENA] = s->arena;
-  s->bases[HX_BASE_WEIGHTS] = (void*)h->weights;
+  s->bases[HX_BASE_WEIGHTS] = (void*)model->weights;
   /* Until the first run, a value-dependent output reports its upper bound. */
   for (uint32_t j = 0; j < h->num_outputs; ++j) {
     int64_t off = program->dims_offsets[j];
