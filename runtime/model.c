@@ -311,4 +311,10 @@ const char* hx_model_manifest_json(const hx_model_t* model) {
   return model->manifest ? model->manifest : model->header->manifest_json;
 }
 size_t hx_model_arena_bytes(const hx_model_t* model) { return (size_t)model->max_arena_bytes; }
+
+const void* hx_model_weights(const hx_model_t* model, size_t* bytes, int* copied) {
+  if (bytes) *bytes = (size_t)model->header->weights_bytes;
+  if (copied) *copied = model->weights_copy != NULL;
+  return model->weights;
+}
 size_t hx_model_kernel_count(const hx_model_t* model) { return model->variant->num_kernels; }

@@ -41,6 +41,15 @@ def main():
                       helper.make_node("Relu", ["s"], ["y"], name="relu0")],
                      [vi("x", [2, 3])], [vi("y", [2, 3])], [arr("b", np.array([1, -2, 3], np.float32))])
     save(add_relu, "add_relu.onnx")
+
+    # y = x W with 3 MiB of weights: large enough for the runtime to move
+    # them into huge pages at load (runtime/weights_memory.c). The weights
+    # are multiples of 1/64 (small sums are exact in any order); session_test
+    # computes the same formula.
+    i, j = np.meshgrid(np.arange(1024), np.arange(768), indexing="ij")
+    w = (((i * 7 + j * 13) % 17) - 8).astype(np.float32) / 64
+    save(model([helper.make_node("MatMul", ["x", "W"], ["y"], name="mm0")], [vi("x", [1, 1024])], [vi("y", [1, 768])],
+               [arr("W", w)]), "big_weights.onnx")
     data = add_relu.SerializeToString()
     with open(os.path.join(out, "truncated.onnx"), "wb") as f:
         f.write(data[: len(data) // 2])

@@ -50,6 +50,11 @@ static void signature_is_queryable(void** state) {
   assert_string_equal(hx_model_name(m), "m");
   assert_non_null(strstr(hx_model_manifest_json(m), "\"kernels\""));
   assert_true(hx_model_kernel_count(m) >= 1);
+  size_t wbytes = 0;
+  int copied = -1;
+  assert_non_null(hx_model_weights(m, &wbytes, &copied));
+  assert_true(wbytes >= 12 && wbytes < ((size_t)2 << 20));
+  assert_int_equal(copied, 0); /* small blobs stay in the file mapping */
   hx_model_free(m);
 }
 
@@ -74,6 +79,58 @@ static void runs_and_computes(void** state) {
     hx_session_free(s);
   }
   hx_model_free(m);
+}
+
+static int thp_available(void) {
+  FILE* f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+  if (!f) return 0;
+  char mode[128] = "";
+  size_t n = fread(mode, 1, sizeof mode - 1, f);
+  fclose(f);
+  mode[n] = '\0';
+  return strstr(mode, "[always]") || strstr(mode, "[madvise]");
+}
+
+/* y = x W of make_unit_models.py's big_weights.onnx for x = (k mod 5) - 2. */
+static void check_big_weights(hx_model_t* m, int threads) {
+  static float x[1024], y[768];
+  for (int k = 0; k < 1024; ++k) x[k] = (float)(k % 5 - 2);
+  hx_session_t* s;
+  hx_session_options_t o = {.threads = threads};
+  ts_assert_ok(hx_session_create(m, &o, &s));
+  ts_assert_ok(hx_session_bind_input(s, 0, x, sizeof x));
+  ts_assert_ok(hx_session_bind_output(s, 0, y, sizeof y));
+  ts_assert_ok(hx_session_run(s));
+  for (int j = 0; j < 768; ++j) {
+    double want = 0;
+    for (int i = 0; i < 1024; ++i) want += x[i] * (double)((i * 7 + j * 13) % 17 - 8) / 64;
+    assert_float_equal(y[j], want, 0);
+  }
+  hx_session_free(s);
+}
+
+/* Weights of 2 MiB or more run from the runtime's huge-page copy, or in
+ * place with HX_HUGEPAGES=0; the results are the same either way. */
+static void large_weights_move_to_huge_pages(void** state) {
+  char path[64];
+  ts_assert_ok(ts_compile("big_weights.onnx", path, 2));
+  for (int off = 0; off < 2; ++off) {
+    if (off) setenv("HX_HUGEPAGES", "0", 1);
+    hx_model_t* m;
+    ts_assert_ok(hx_model_load(path, &m));
+    size_t bytes = 0;
+    int copied = -1;
+    const void* w = hx_model_weights(m, &bytes, &copied);
+    assert_non_null(w);
+    assert_true(bytes >= (size_t)1024 * 768 * 4);
+    assert_int_equal(copied, !off && thp_available());
+    if (copied) assert_int_equal((uintptr_t)w % ((uintptr_t)2 << 20), 0);
+    check_big_weights(m, 1);
+    check_big_weights(m, 2);
+    hx_model_free(m);
+    unsetenv("HX_HUGEPAGES");
+  }
+  unlink(path);
 }
 
 static void binding_errors_are_statuses(void** state) {
@@ -182,7 +239,7 @@ int main(void) {
       cmocka_unit_test(signature_is_queryable), cmocka_unit_test(runs_and_computes),
       cmocka_unit_test(binding_errors_are_statuses), cmocka_unit_test(caller_owned_arena),
       cmocka_unit_test(load_errors), cmocka_unit_test(refuses_other_abi_major),
-      cmocka_unit_test(refuses_missing_cpu_features),
+      cmocka_unit_test(refuses_missing_cpu_features), cmocka_unit_test(large_weights_move_to_huge_pages),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -94,6 +94,12 @@ const char* hx_model_manifest_json(const hx_model_t* model);
 /* Arena bytes a session needs: the largest of any batch program. */
 size_t hx_model_arena_bytes(const hx_model_t* model);
 size_t hx_model_kernel_count(const hx_model_t* model);
+/* Where the sessions read the weights: *bytes of them at the returned
+ * address. *copied is 1 when hx_model_load moved them into huge pages of
+ * this process's own memory (blobs of 2 MiB or more unless HX_HUGEPAGES=0;
+ * the artifact file's pages are then not used), 0 when they are read in
+ * place from the artifact's file mapping. Either pointer may be NULL. */
+const void* hx_model_weights(const hx_model_t* model, size_t* bytes, int* copied);
 
 /* Batch sizes compiled into the artifact (harnessc --batch 1,2,4,8), smallest
  * first. hx_model_batch_count is 0 for an artifact compiled without --batch;
