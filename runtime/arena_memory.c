@@ -8,6 +8,7 @@
 #include "arena_memory.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -52,4 +53,14 @@ void hx_arena_memory_free(void* p, size_t bytes, int mapped) {
     return;
   }
   munmap(p, map_len(bytes));
+}
+
+int hx_thp_available(void) {
+  FILE* f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+  if (!f) return 0;
+  char mode[128] = "";
+  size_t n = fread(mode, 1, sizeof mode - 1, f);
+  fclose(f);
+  mode[n] = '\0';
+  return strstr(mode, "[always]") != NULL || strstr(mode, "[madvise]") != NULL;
 }

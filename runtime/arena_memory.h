@@ -15,5 +15,8 @@
  * `mapped`. Returns NULL when out of memory. */
 void* hx_arena_memory_alloc(size_t bytes, size_t align, int* out_mapped);
 void hx_arena_memory_free(void* p, size_t bytes, int mapped);
+/* Whether the kernel gives transparent huge pages to a mapping that asks
+ * for them (THP mode "always" or "madvise"). */
+int hx_thp_available(void);
 
 #endif /* HARNESS_RUNTIME_ARENA_MEMORY_H */

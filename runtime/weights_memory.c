@@ -6,7 +6,6 @@
 #include "weights_memory.h"
 
 #include <stdint.h>
-#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -16,18 +15,6 @@
 #define HX_HUGE_PAGE ((size_t)2 << 20)
 /* Copied, then released from the file mapping, this much at a time. */
 #define HX_WEIGHTS_COPY_STEP ((size_t)4 << 20)
-
-/* Whether the kernel hands out transparent huge pages to a mapping that
- * asks (THP mode "always" or "madvise"). */
-static int thp_available(void) {
-  FILE* f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
-  if (!f) return 0;
-  char mode[128] = "";
-  size_t n = fread(mode, 1, sizeof mode - 1, f);
-  fclose(f);
-  mode[n] = '\0';
-  return strstr(mode, "[always]") != NULL || strstr(mode, "[madvise]") != NULL;
-}
 
 /* The page-aligned address at or after (up) or before (!up) p. */
 static uintptr_t page_align(const char* p, int up) {
@@ -39,7 +26,7 @@ static uintptr_t page_align(const char* p, int up) {
 void* hx_weights_memory_place(const void* blob, size_t bytes, size_t* out_bytes, int* out_mapped) {
   *out_bytes = 0;
   *out_mapped = 0;
-  if (!blob || bytes < HX_HUGE_PAGE || !thp_available()) return NULL;
+  if (!blob || bytes < HX_HUGE_PAGE || !hx_thp_available()) return NULL;
   int mapped = 0;
   char* copy = hx_arena_memory_alloc(bytes, 64, &mapped);
   if (!copy) return NULL;

@@ -31,16 +31,6 @@ static void large_arenas_are_huge_page_mappings(void** state) {
   fill_and_free(9 * MIB, 4096, 1, 2 * MIB);
 }
 
-/* Resident bytes of this process (/proc/self/statm). */
-static size_t resident_bytes(void) {
-  FILE* f = fopen("/proc/self/statm", "r");
-  assert_non_null(f);
-  unsigned long size = 0, resident = 0;
-  assert_int_equal(fscanf(f, "%lu %lu", &size, &resident), 2);
-  fclose(f);
-  return (size_t)resident * (size_t)sysconf(_SC_PAGESIZE);
-}
-
 /* A huge-page arena costs its own size, not its size rounded up to 2 MiB:
  * the part past the last whole huge page stays in small pages (on a
  * kernel without transparent huge pages this holds trivially). */
@@ -48,11 +38,11 @@ static void huge_page_arenas_cost_their_size(void** state) {
   unsetenv("HX_HUGEPAGES");
   size_t bytes = 4 * MIB + 100 * 1024;
   int mapped = -1;
-  size_t before = resident_bytes();
+  size_t before = ts_resident_bytes();
   unsigned char* p = hx_arena_memory_alloc(bytes, 64, &mapped);
   assert_non_null(p);
   memset(p, 1, bytes);
-  size_t grown = resident_bytes() - before;
+  size_t grown = ts_resident_bytes() - before;
   hx_arena_memory_free(p, bytes, mapped);
   if (grown > bytes + 256 * 1024) {
     print_error("a %zu-byte arena made the process %zu bytes larger\n", bytes, grown);

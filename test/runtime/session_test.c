@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "arena_memory.h"
 #include "harness/artifact_abi.h"
 #include "test/support/test_support.h"
 
@@ -81,16 +82,6 @@ static void runs_and_computes(void** state) {
   hx_model_free(m);
 }
 
-static int thp_available(void) {
-  FILE* f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
-  if (!f) return 0;
-  char mode[128] = "";
-  size_t n = fread(mode, 1, sizeof mode - 1, f);
-  fclose(f);
-  mode[n] = '\0';
-  return strstr(mode, "[always]") || strstr(mode, "[madvise]");
-}
-
 /* y = x W of make_unit_models.py's big_weights.onnx for x = (k mod 5) - 2. */
 static void check_big_weights(hx_model_t* m, int threads) {
   static float x[1024], y[768];
@@ -123,7 +114,7 @@ static void large_weights_move_to_huge_pages(void** state) {
     const void* w = hx_model_weights(m, &bytes, &copied);
     assert_non_null(w);
     assert_true(bytes >= (size_t)1024 * 768 * 4);
-    assert_int_equal(copied, !off && thp_available());
+    assert_int_equal(copied, !off && hx_thp_available());
     if (copied) assert_int_equal((uintptr_t)w % ((uintptr_t)2 << 20), 0);
     check_big_weights(m, 1);
     check_big_weights(m, 2);

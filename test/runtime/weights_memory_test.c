@@ -44,34 +44,15 @@ static int pattern_ok(const unsigned char* p, size_t from, size_t bytes) {
   return 1;
 }
 
-static int thp_available(void) {
-  FILE* f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
-  if (!f) return 0;
-  char mode[128] = "";
-  size_t n = fread(mode, 1, sizeof mode - 1, f);
-  fclose(f);
-  mode[n] = '\0';
-  return strstr(mode, "[always]") || strstr(mode, "[madvise]");
-}
-
-static size_t resident_bytes(void) {
-  FILE* f = fopen("/proc/self/statm", "r");
-  assert_non_null(f);
-  unsigned long size = 0, resident = 0;
-  assert_int_equal(fscanf(f, "%lu %lu", &size, &resident), 2);
-  fclose(f);
-  return (size_t)resident * (size_t)sysconf(_SC_PAGESIZE);
-}
-
 static void large_blobs_move_to_huge_pages(void** state) {
   unsetenv("HX_HUGEPAGES");
   size_t file = 6 * MIB, off = 64, bytes = 5 * MIB + 123; /* a blob starts 64-byte aligned, not page aligned */
   unsigned char* m = map_file(file);
-  size_t before = resident_bytes();
+  size_t before = ts_resident_bytes();
   size_t copy_bytes = 0;
   int mapped = -1;
   unsigned char* copy = hx_weights_memory_place(m + off, bytes, &copy_bytes, &mapped);
-  if (!thp_available()) {
+  if (!hx_thp_available()) {
     assert_null(copy);
   } else {
     assert_non_null(copy);
@@ -80,7 +61,7 @@ static void large_blobs_move_to_huge_pages(void** state) {
     assert_int_equal((uintptr_t)copy % (2 * MIB), 0);
     assert_true(pattern_ok(copy, off, bytes));
     /* The copy replaced the file's pages: about one blob in all, not two. */
-    size_t after = resident_bytes();
+    size_t after = ts_resident_bytes();
     if (after > before + bytes / 4) {
       print_error("placing a %zu-byte blob made the process %zu bytes larger\n", bytes, after - before);
       fail();

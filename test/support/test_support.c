@@ -80,3 +80,12 @@ int ts_run(const char* cmd, char* out, size_t cap) {
   int status = pclose(p);
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
+
+size_t ts_resident_bytes(void) {
+  FILE* f = fopen("/proc/self/statm", "r");
+  assert_non_null(f);
+  unsigned long size = 0, resident = 0;
+  assert_int_equal(fscanf(f, "%lu %lu", &size, &resident), 2);
+  fclose(f);
+  return (size_t)resident * (size_t)sysconf(_SC_PAGESIZE);
+}

@@ -33,5 +33,7 @@ void ts_assert_error(hx_status_t st, hx_status_code_t code, const char* needle);
 /* Runs a command line, captures stdout+stderr into out (cap bytes), returns
  * the exit status (or -1). */
 int ts_run(const char* cmd, char* out, size_t cap);
+/* This process's resident set in bytes (/proc/self/statm). */
+size_t ts_resident_bytes(void);
 
 #endif
