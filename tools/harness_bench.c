@@ -599,7 +599,8 @@ static int direct_open(const char* path, const hx_model_t* model, const io_buffe
   d->ops = calloc(d->num_kernels + 1, sizeof(char*));
   if (!d->bases || !d->ops) return fprintf(stderr, "error: out of memory\n"), 1;
   d->bases[HX_BASE_ARENA] = d->arena;
-  d->bases[HX_BASE_WEIGHTS] = (void*)h->weights;
+  /* Where the model's sessions read them (huge pages when copied at load). */
+  d->bases[HX_BASE_WEIGHTS] = (void*)hx_model_weights(model, NULL, NULL);
   for (size_t i = 0; i < io->nin; ++i) d->bases[HX_BASE_FIRST_IO + i] = io->in[i];
   for (size_t j = 0; j < io->nout; ++j) d->bases[HX_BASE_FIRST_IO + io->nin + j] = io->out[j];
   for (uint32_t k = 0; k < d->num_kernels; ++k) d->ops[k] = "?";

@@ -149,7 +149,7 @@ static int profile(const char* path, const hx_model_t* model, int threads, int w
   size_t ab = (hd->arena_bytes + 63) / 64 * 64;
   bases[HX_BASE_ARENA] = aligned_alloc(64, ab ? ab : 64);
   memset(bases[HX_BASE_ARENA], 0, ab);
-  bases[HX_BASE_WEIGHTS] = (void*)hd->weights;
+  bases[HX_BASE_WEIGHTS] = (void*)hx_model_weights(model, NULL, NULL); /* as sessions read them */
   for (uint32_t i = 0; i < hd->num_inputs; ++i) {
     size_t bytes = (hd->inputs[i].bytes + 63) / 64 * 64;
     bases[HX_BASE_FIRST_IO + i] = aligned_alloc(64, bytes ? bytes : 64);
