@@ -1968,6 +1968,160 @@ static void ch_store_transposed(cf_emit* e, LLVMValueRef* acc, int tr, int tw, i
 
 /* One tile: tr x tw output pixels at (oh, ow) x nv channel vectors from
  * group channel c (lanes valid in the last), over one reduction slice. */
+/* Taps that read only padding for a whole tile add nothing to it: a
+ * dilated convolution on a small image (DeepLabV3's ASPP, rates 12 and 24
+ * on 33x33 features) has most of its taps outside the image for most of
+ * its tiles. The tile grid is known at compile time, so each tile's taps
+ * that touch the image are too: per tile row (a mask of kernel rows) and
+ * per tile column (a mask of kernel columns). ch_emit_terms groups the
+ * tiles by those masks and emits the reduction once per group, with only
+ * the taps that group needs, behind a switch on the tile's group. (A skipped
+ * tap would add weight x 0: only a non-finite weight could tell.) */
+#define CH_MAX_TAP_DIM 32
+
+/* Bit k of the result: kernel position k of dim `dim` reads inside the
+ * input for at least one of the output positions [o0, o0 + n). */
+static uint32_t ch_tap_mask(const conv_plan* p, int dim, int64_t o0, int64_t n) {
+  uint32_t m = 0;
+  for (int64_t k = 0; k < p->k[dim] && k < CH_MAX_TAP_DIM; ++k)
+    for (int64_t o = o0; o < o0 + n; ++o) {
+      int64_t i = o * p->s[dim] + k * p->d[dim] - p->pb[dim];
+      if (i >= 0 && i < p->in[dim]) {
+        m |= 1u << k;
+        break;
+      }
+    }
+  return m;
+}
+
+/* The tile's reduction (hc_ukr_emit of u), with the taps that read only
+ * padding left out where that saves at least a tenth of the kernel's
+ * products (otherwise every tile takes every tap, as before). tr x tw is
+ * the tile; this call serves the tiles of that size at oh, ow. */
+static void ch_emit_terms(cf_emit* e, const cf_ch_plan* q, hc_ukr* u, LLVMValueRef* acc, int tr, int tw,
+                          LLVMValueRef oh, LLVMValueRef ow) {
+  hc_kb* kb = e->kb;
+  const conv_plan* p = e->p;
+  const flat_phase* P = e->P;
+  int nd = p->nd, R = nd - 2 < 0 ? -1 : 0, C = nd - 1;
+  if (p->transpose || nd > 2 || p->k[C] > CH_MAX_TAP_DIM || (R >= 0 && p->k[R] > CH_MAX_TAP_DIM)) {
+    hc_ukr_emit(kb, u, acc);
+    return;
+  }
+  /* The tile rows and columns this call serves (full or ragged ones). */
+  int64_t full_cg = q->OW / q->tw, full_rg = q->OH % q->tr ? q->nrg - 1 : q->nrg;
+  int64_t r_lo = tr == q->tr ? 0 : q->nrg - 1, r_hi = tr == q->tr ? full_rg : q->nrg;
+  int64_t c_lo = tw == q->tw ? 0 : full_cg, c_hi = tw == q->tw ? full_cg : full_cg + 1;
+  if (r_hi <= r_lo || c_hi <= c_lo) {
+    hc_ukr_emit(kb, u, acc);
+    return;
+  }
+  int64_t nrow = r_hi - r_lo, ncol = c_hi - c_lo;
+  uint32_t* rmask = malloc(sizeof(uint32_t) * (size_t)(nrow + ncol));
+  int64_t* rclass = malloc(sizeof(int64_t) * (size_t)(nrow + ncol));
+  if (!rmask || !rclass) {
+    free(rmask);
+    free(rclass);
+    hc_ukr_emit(kb, u, acc);
+    return;
+  }
+  uint32_t* cmask = rmask + nrow;
+  int64_t* cclass = rclass + nrow;
+  /* Distinct masks per axis, and each tile row's / column's class. */
+  uint32_t rdist[CH_MAX_TAP_DIM + 2], cdist[CH_MAX_TAP_DIM + 2];
+  int nrd = 0, ncd = 0;
+  bool ok = true;
+  for (int64_t i = 0; i < nrow && ok; ++i) {
+    rmask[i] = R >= 0 ? ch_tap_mask(p, R, (r_lo + i) * q->tr, tr) : 1u;
+    int k = 0;
+    while (k < nrd && rdist[k] != rmask[i]) ++k;
+    if (k == nrd) {
+      if (nrd == CH_MAX_TAP_DIM + 2) ok = false; else rdist[nrd++] = rmask[i];
+    }
+    rclass[i] = k;
+  }
+  for (int64_t j = 0; j < ncol && ok; ++j) {
+    cmask[j] = ch_tap_mask(p, C, (c_lo + j) * q->tw, tw);
+    int k = 0;
+    while (k < ncd && cdist[k] != cmask[j]) ++k;
+    if (k == ncd) {
+      if (ncd == CH_MAX_TAP_DIM + 2) ok = false; else cdist[ncd++] = cmask[j];
+    }
+    cclass[j] = k;
+  }
+  /* Products saved over the tiles this call serves. */
+  int64_t all = 0, kept = 0;
+  for (int64_t i = 0; i < nrow && ok; ++i)
+    for (int64_t j = 0; j < ncol; ++j)
+      for (int t = 0; t < u->nterms; ++t) {
+        int64_t tap = P->terms[t].tap, ky = R >= 0 ? tap / p->k[C] : 0, kx = tap % p->k[C];
+        ++all;
+        kept += (rmask[i] >> ky & 1u) && (cmask[j] >> kx & 1u);
+      }
+  if (!ok || all == 0 || (all - kept) * 10 < all) {
+    free(rmask);
+    free(rclass);
+    hc_ukr_emit(kb, u, acc);
+    return;
+  }
+  LLVMBuilderRef b = kb->b;
+  LLVMValueRef rtab = const_i64_table(kb, rclass, nrow, "ch_tap_rows");
+  LLVMValueRef ctab = const_i64_table(kb, cclass, ncol, "ch_tap_cols");
+  free(rmask);
+  free(rclass);
+  LLVMValueRef ri = LLVMBuildSub(b, LLVMBuildUDiv(b, oh, hc_kb_i64(kb, q->tr), ""), hc_kb_i64(kb, r_lo), "");
+  LLVMValueRef ci = LLVMBuildSub(b, LLVMBuildUDiv(b, ow, hc_kb_i64(kb, q->tw), ""), hc_kb_i64(kb, c_lo), "");
+  LLVMTypeRef rty = LLVMArrayType2(kb->t_i64, (uint64_t)nrow), cty = LLVMArrayType2(kb->t_i64, (uint64_t)ncol);
+  LLVMValueRef z = hc_kb_i64(kb, 0);
+  LLVMValueRef rc = LLVMBuildLoad2(b, kb->t_i64, LLVMBuildGEP2(b, rty, rtab, (LLVMValueRef[]){z, ri}, 2, ""), "");
+  LLVMValueRef cc = LLVMBuildLoad2(b, kb->t_i64, LLVMBuildGEP2(b, cty, ctab, (LLVMValueRef[]){z, ci}, 2, ""), "");
+  LLVMValueRef key = hc_kb_iadd(kb, hc_kb_imul(kb, rc, hc_kb_i64(kb, ncd)), cc);
+  int n = u->mr * u->nv;
+  LLVMTypeRef vt = hc_ukr_vtype(kb, HX_DTYPE_FLOAT32, u->vl);
+  LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(kb->lc->llctx, kb->fn, "taps_done");
+  /* The default (never taken) runs every tap, which is always right. */
+  LLVMBasicBlockRef dflt = LLVMAppendBasicBlockInContext(kb->lc->llctx, kb->fn, "taps_all");
+  LLVMValueRef sw = LLVMBuildSwitch(b, key, dflt, (unsigned)(nrd * ncd));
+  int nin = nrd * ncd + 1;
+  LLVMValueRef* ins = malloc(sizeof(LLVMValueRef) * (size_t)(nin * n));
+  LLVMBasicBlockRef* from = malloc(sizeof(LLVMBasicBlockRef) * (size_t)nin);
+  int got = 0;
+  for (int g = 0; g <= nrd * ncd; ++g) {
+    LLVMBasicBlockRef bb = g < nrd * ncd ? LLVMAppendBasicBlockInContext(kb->lc->llctx, kb->fn, "taps") : dflt;
+    if (g < nrd * ncd) LLVMAddCase(sw, hc_kb_i64(kb, g), bb);
+    LLVMPositionBuilderAtEnd(b, bb);
+    hc_ukr v = *u;
+    v.nterms = 0;
+    for (int t = 0; t < u->nterms; ++t) {
+      int64_t tap = P->terms[t].tap, ky = R >= 0 ? tap / p->k[C] : 0, kx = tap % p->k[C];
+      if (g < nrd * ncd && !((rdist[g / ncd] >> ky & 1u) && (cdist[g % ncd] >> kx & 1u))) continue;
+      v.a_term[v.nterms] = u->a_term[t];
+      v.b_term[v.nterms] = u->b_term[t];
+      v.a_term_rt[v.nterms] = u->a_term_rt[t];
+      v.b_term_rt[v.nterms] = u->b_term_rt[t];
+      v.nterms++;
+    }
+    LLVMValueRef a[HC_UKR_MAX_MR * HC_UKR_MAX_NV];
+    memcpy(a, acc, sizeof(LLVMValueRef) * (size_t)n);
+    if (v.nterms > 0) {
+      v.a_prefetch = (32 + v.nterms - 1) / v.nterms;
+      if (v.a_prefetch < 4) v.a_prefetch = 4;
+      hc_ukr_emit(kb, &v, a);
+    }
+    for (int i = 0; i < n; ++i) ins[got * n + i] = a[i] ? a[i] : LLVMConstNull(vt);
+    from[got++] = LLVMGetInsertBlock(b);
+    LLVMBuildBr(b, join);
+  }
+  LLVMPositionBuilderAtEnd(b, join);
+  for (int i = 0; i < n; ++i) {
+    LLVMValueRef ph = LLVMBuildPhi(b, vt, "");
+    for (int g = 0; g < got; ++g) LLVMAddIncoming(ph, &ins[g * n + i], &from[g], 1);
+    acc[i] = ph;
+  }
+  free(ins);
+  free(from);
+}
+
 static void ch_tile(cf_emit* e, const cf_ch_plan* q, const ch_ctx* x, int tr, int tw, int nv, unsigned lanes,
                     LLVMValueRef nn, LLVMValueRef g, LLVMValueRef c, LLVMValueRef oh, LLVMValueRef ow,
                     LLVMValueRef wpanel) {
@@ -2066,7 +2220,7 @@ static void ch_tile(cf_emit* e, const cf_ch_plan* q, const ch_ctx* x, int tr, in
   } else {
     for (int i = 0; i < n; ++i) acc[i] = init[i];
   }
-  hc_ukr_emit(kb, &u, acc);
+  ch_emit_terms(e, q, &u, acc, tr, tw, oh, ow);
   LLVMBasicBlockRef done = NULL;
   if (x->last) {
     /* Not the last slice: park the sums and go on. */

@@ -362,6 +362,21 @@ def main():
               dil=[5, 4, 6], pads=[5, 4, 0, 5, 4, 6], const_weights=True)
     conv_case(root, "conv_dil_channels_wide_plane", (1, 16, 30, 31), (32, 16, 3, 3), dil=[12, 12], pads=[12] * 4,
               const_weights=True, unit_fan_in=True)
+    # Per-tile tap skipping in the channels kernel (ch_emit_terms): tiles
+    # whose taps read only padding leave those taps out. ASPP-like rates on
+    # small planes; a batch of 2 with weights as an input; stride 2 with
+    # uneven pads; 1-D; input channels in several reduction slices (partial
+    # sums parked between them); ragged tile rows and columns throughout.
+    conv_case(root, "conv_dil_skip_aspp", (1, 24, 17, 19), (40, 24, 3, 3), dil=[6, 6], pads=[6] * 4,
+              const_weights=True, unit_fan_in=True)
+    conv_case(root, "conv_dil_skip_rate_wide", (2, 24, 13, 11), (36, 24, 3, 3), dil=[9, 7], pads=[9, 7, 9, 7],
+              unit_fan_in=True)
+    conv_case(root, "conv_dil_skip_strided", (1, 32, 23, 21), (48, 32, 3, 3), strides=[2, 2], dil=[5, 4],
+              pads=[6, 3, 4, 5], const_weights=True, unit_fan_in=True)
+    conv_case(root, "conv_dil_skip_1d", (2, 32, 60), (40, 32, 3), dil=[24], pads=[24, 24], const_weights=True,
+              unit_fan_in=True)
+    conv_case(root, "conv_dil_skip_slices", (1, 160, 15, 14), (48, 160, 3, 3), dil=[5, 5], pads=[5] * 4,
+              const_weights=True, unit_fan_in=True)
     # Winograd F(2x2,3x3) and F(4x4,3x3) with the weights as an input
     # (transformed by a "wino*_w" kernel at run time). Winograd's error is a
     # small multiple of the direct kernels' (about 1e-6 of the output's scale
