@@ -358,6 +358,26 @@ def resize_cases(root):
               helper.make_node("Resize", ["x", "", "scales"], ["y"], mode="linear"),
               [("x", x)], [("y", want)], inits=[("scales", scales)])
 
+    # Separable rows (lower_resize): H and W both blend and W is upsampled,
+    # so each output row's H taps are blended once into a stack row that W
+    # then samples. Linear (pytorch_half_pixel, a batch and channels) and
+    # cubic (align_corners, A = -0.75); odd sizes, several output rows per
+    # source row pair.
+    x = randf(2, 3, 7, 9)
+    want = interpolate_nd(x, linear_coeffs, output_size=[2, 3, 20, 31],
+                          coordinate_transformation_mode="pytorch_half_pixel").astype(np.float32)
+    save_case(root, "dm_resize_separable_linear",
+              helper.make_node("Resize", ["x", "", "", "sizes"], ["y"], mode="linear",
+                               coordinate_transformation_mode="pytorch_half_pixel"),
+              [("x", x)], [("y", want)], inits=[("sizes", np.array([2, 3, 20, 31], np.int64))])
+    x = randf(1, 2, 5, 6)
+    want = interpolate_nd(x, lambda r: cubic_coeffs(r, A=-0.75), output_size=[1, 2, 11, 17],
+                          coordinate_transformation_mode="align_corners").astype(np.float32)
+    save_case(root, "dm_resize_separable_cubic",
+              helper.make_node("Resize", ["x", "", "", "sizes"], ["y"], mode="cubic", cubic_coeff_a=-0.75,
+                               coordinate_transformation_mode="align_corners"),
+              [("x", x)], [("y", want)], inits=[("sizes", np.array([1, 2, 11, 17], np.int64))])
+
     # All inputs constant: folded at compile time through the JIT (tables
     # and the kernel run there), then the graph only copies the result.
     x = randf(2, 3, 5)
