@@ -1,7 +1,7 @@
 /* Weights in huge pages (see weights_memory.h). Measured on ResNet-50 (118
- * MB of weights, 1 thread, bench/compare/ab_rounds.py with the same
- * artifact under HX_HUGEPAGES=0 and by default): docs/performance.md,
- * "Weights in huge pages". */
+ * MB of weights; bench/compare/ab_rounds.py, the same artifacts under the
+ * runtime before and after): docs/performance.md, "Weights in huge pages
+ * and F(4,3) from 25 tiles". */
 #define _GNU_SOURCE
 #include "weights_memory.h"
 
