@@ -1028,7 +1028,6 @@ static hx_status_t lower_resize(hc_lower_ctx* lc, hc_node* n) {
     }
     if (a->has_oob) outside = LLVMBuildOr(kb.b, outside, flag_at(&kb, a->oob, iv[d]), "");
   }
-  LLVMValueRef xsrc = e.src;
   if (separable) {
     /* row[v] = sum_k w[k] x[base + off[k] + v]: a loop the vectoriser takes. */
     axis_code* a = &ax[outer];
@@ -1047,7 +1046,8 @@ static hx_status_t lower_resize(hc_lower_ctx* lc, hc_node* n) {
     }
     LLVMBuildStore(kb.b, sum, LLVMBuildGEP2(kb.b, ct, row, &v, 1, ""));
     hc_loop_end(&kb, &vl);
-    /* The last axis now reads the row: no other blend axis is left. */
+    /* What follows (the output row's loop) reads the stack row through the
+     * last axis alone. */
     e.src = row;
     e.nblend = 0;
     base = hc_kb_i64(&kb, 0);
@@ -1083,10 +1083,6 @@ static hx_status_t lower_resize(hc_lower_ctx* lc, hc_node* n) {
     hc_mv_store_out(&kb, st, dst, doff, out_v);
   }
   hc_loop_end(&kb, &jl);
-  if (separable) { /* the next unit's row blend reads x again */
-    e.src = xsrc;
-    e.nblend = 1;
-  }
   hc_loop_end(&kb, &ul);
   double bytes = (double)hc_value_nbytes(y) + (double)hc_value_nbytes(x);
   hc_kb_end(&kb, any_blend ? 2.0 * (double)taps_total * (double)total : 0.0, bytes);
