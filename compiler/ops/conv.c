@@ -1966,8 +1966,6 @@ static void ch_store_transposed(cf_emit* e, LLVMValueRef* acc, int tr, int tw, i
   }
 }
 
-/* One tile: tr x tw output pixels at (oh, ow) x nv channel vectors from
- * group channel c (lanes valid in the last), over one reduction slice. */
 /* Taps that read only padding for a whole tile add nothing to it: a
  * dilated convolution on a small image (DeepLabV3's ASPP, rates 12 and 24
  * on 33x33 features) has most of its taps outside the image for most of
@@ -2122,6 +2120,8 @@ static void ch_emit_terms(cf_emit* e, const cf_ch_plan* q, hc_ukr* u, LLVMValueR
   free(from);
 }
 
+/* One tile: tr x tw output pixels at (oh, ow) x nv channel vectors from
+ * group channel c (lanes valid in the last), over one reduction slice. */
 static void ch_tile(cf_emit* e, const cf_ch_plan* q, const ch_ctx* x, int tr, int tw, int nv, unsigned lanes,
                     LLVMValueRef nn, LLVMValueRef g, LLVMValueRef c, LLVMValueRef oh, LLVMValueRef ow,
                     LLVMValueRef wpanel) {
