@@ -1992,6 +1992,29 @@ static uint32_t ch_tap_mask(const conv_plan* p, int dim, int64_t o0, int64_t n) 
   return m;
 }
 
+/* Distinct tap masks one axis can have before ch_emit_terms gives up. */
+#define CH_MAX_MASKS (CH_MAX_TAP_DIM + 2)
+
+/* The tap masks of n tiles along dim (-1: a 1-D convolution's absent row
+ * axis, every mask 1), tile i covering `span` outputs from (first + i) *
+ * step: mask[i], its class cls[i] (index into dist) and the distinct masks
+ * dist[]. Returns how many distinct masks, or -1 past CH_MAX_MASKS. */
+static int ch_tap_classes(const conv_plan* p, int dim, int64_t first, int64_t n, int64_t step, int64_t span,
+                          uint32_t* mask, int64_t* cls, uint32_t* dist) {
+  int nd = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    mask[i] = dim >= 0 ? ch_tap_mask(p, dim, (first + i) * step, span) : 1u;
+    int k = 0;
+    while (k < nd && dist[k] != mask[i]) ++k;
+    if (k == nd) {
+      if (nd == CH_MAX_MASKS) return -1;
+      dist[nd++] = mask[i];
+    }
+    cls[i] = k;
+  }
+  return nd;
+}
+
 /* The tile's reduction (hc_ukr_emit of u), with the taps that read only
  * padding left out where that saves at least a tenth of the kernel's
  * products (otherwise every tile takes every tap, as before). tr x tw is
@@ -2026,27 +2049,10 @@ static void ch_emit_terms(cf_emit* e, const cf_ch_plan* q, hc_ukr* u, LLVMValueR
   uint32_t* cmask = rmask + nrow;
   int64_t* cclass = rclass + nrow;
   /* Distinct masks per axis, and each tile row's / column's class. */
-  uint32_t rdist[CH_MAX_TAP_DIM + 2], cdist[CH_MAX_TAP_DIM + 2];
-  int nrd = 0, ncd = 0;
-  bool ok = true;
-  for (int64_t i = 0; i < nrow && ok; ++i) {
-    rmask[i] = R >= 0 ? ch_tap_mask(p, R, (r_lo + i) * q->tr, tr) : 1u;
-    int k = 0;
-    while (k < nrd && rdist[k] != rmask[i]) ++k;
-    if (k == nrd) {
-      if (nrd == CH_MAX_TAP_DIM + 2) ok = false; else rdist[nrd++] = rmask[i];
-    }
-    rclass[i] = k;
-  }
-  for (int64_t j = 0; j < ncol && ok; ++j) {
-    cmask[j] = ch_tap_mask(p, C, (c_lo + j) * q->tw, tw);
-    int k = 0;
-    while (k < ncd && cdist[k] != cmask[j]) ++k;
-    if (k == ncd) {
-      if (ncd == CH_MAX_TAP_DIM + 2) ok = false; else cdist[ncd++] = cmask[j];
-    }
-    cclass[j] = k;
-  }
+  uint32_t rdist[CH_MAX_MASKS], cdist[CH_MAX_MASKS];
+  int nrd = ch_tap_classes(p, R, r_lo, nrow, q->tr, tr, rmask, rclass, rdist);
+  int ncd = ch_tap_classes(p, C, c_lo, ncol, q->tw, tw, cmask, cclass, cdist);
+  bool ok = nrd > 0 && ncd > 0;
   /* Products saved over the tiles this call serves. */
   int64_t all = 0, kept = 0;
   for (int64_t i = 0; i < nrow && ok; ++i)
@@ -2062,11 +2068,20 @@ static void ch_emit_terms(cf_emit* e, const cf_ch_plan* q, hc_ukr* u, LLVMValueR
     hc_ukr_emit(kb, u, acc);
     return;
   }
-  LLVMBuilderRef b = kb->b;
-  LLVMValueRef rtab = const_i64_table(kb, rclass, nrow, "ch_tap_rows");
-  LLVMValueRef ctab = const_i64_table(kb, cclass, ncol, "ch_tap_cols");
+  int groups = nrd * ncd, n = u->mr * u->nv;
+  LLVMValueRef* ins = malloc(sizeof(LLVMValueRef) * (size_t)(groups * n));
+  LLVMBasicBlockRef* from = malloc(sizeof(LLVMBasicBlockRef) * (size_t)groups);
+  LLVMValueRef rtab = ins && from ? const_i64_table(kb, rclass, nrow, "ch_tap_rows") : NULL;
+  LLVMValueRef ctab = rtab ? const_i64_table(kb, cclass, ncol, "ch_tap_cols") : NULL;
   free(rmask);
   free(rclass);
+  if (!ctab) {
+    free(ins);
+    free(from);
+    hc_ukr_emit(kb, u, acc);
+    return;
+  }
+  LLVMBuilderRef b = kb->b;
   LLVMValueRef ri = LLVMBuildSub(b, LLVMBuildUDiv(b, oh, hc_kb_i64(kb, q->tr), ""), hc_kb_i64(kb, r_lo), "");
   LLVMValueRef ci = LLVMBuildSub(b, LLVMBuildUDiv(b, ow, hc_kb_i64(kb, q->tw), ""), hc_kb_i64(kb, c_lo), "");
   LLVMTypeRef rty = LLVMArrayType2(kb->t_i64, (uint64_t)nrow), cty = LLVMArrayType2(kb->t_i64, (uint64_t)ncol);
@@ -2074,25 +2089,22 @@ static void ch_emit_terms(cf_emit* e, const cf_ch_plan* q, hc_ukr* u, LLVMValueR
   LLVMValueRef rc = LLVMBuildLoad2(b, kb->t_i64, LLVMBuildGEP2(b, rty, rtab, (LLVMValueRef[]){z, ri}, 2, ""), "");
   LLVMValueRef cc = LLVMBuildLoad2(b, kb->t_i64, LLVMBuildGEP2(b, cty, ctab, (LLVMValueRef[]){z, ci}, 2, ""), "");
   LLVMValueRef key = hc_kb_iadd(kb, hc_kb_imul(kb, rc, hc_kb_i64(kb, ncd)), cc);
-  int n = u->mr * u->nv;
   LLVMTypeRef vt = hc_ukr_vtype(kb, HX_DTYPE_FLOAT32, u->vl);
   LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(kb->lc->llctx, kb->fn, "taps_done");
-  /* The default (never taken) runs every tap, which is always right. */
-  LLVMBasicBlockRef dflt = LLVMAppendBasicBlockInContext(kb->lc->llctx, kb->fn, "taps_all");
-  LLVMValueRef sw = LLVMBuildSwitch(b, key, dflt, (unsigned)(nrd * ncd));
-  int nin = nrd * ncd + 1;
-  LLVMValueRef* ins = malloc(sizeof(LLVMValueRef) * (size_t)(nin * n));
-  LLVMBasicBlockRef* from = malloc(sizeof(LLVMBasicBlockRef) * (size_t)nin);
+  /* Every tile row and column is in the tables, so the key is always a
+   * group: group 0 is the switch's default, the others its cases. */
+  LLVMBasicBlockRef first = LLVMAppendBasicBlockInContext(kb->lc->llctx, kb->fn, "taps");
+  LLVMValueRef sw = LLVMBuildSwitch(b, key, first, (unsigned)(groups - 1));
   int got = 0;
-  for (int g = 0; g <= nrd * ncd; ++g) {
-    LLVMBasicBlockRef bb = g < nrd * ncd ? LLVMAppendBasicBlockInContext(kb->lc->llctx, kb->fn, "taps") : dflt;
-    if (g < nrd * ncd) LLVMAddCase(sw, hc_kb_i64(kb, g), bb);
+  for (int g = 0; g < groups; ++g) {
+    LLVMBasicBlockRef bb = g ? LLVMAppendBasicBlockInContext(kb->lc->llctx, kb->fn, "taps") : first;
+    if (g) LLVMAddCase(sw, hc_kb_i64(kb, g), bb);
     LLVMPositionBuilderAtEnd(b, bb);
     hc_ukr v = *u;
     v.nterms = 0;
     for (int t = 0; t < u->nterms; ++t) {
       int64_t tap = P->terms[t].tap, ky = R >= 0 ? tap / p->k[C] : 0, kx = tap % p->k[C];
-      if (g < nrd * ncd && !((rdist[g / ncd] >> ky & 1u) && (cdist[g % ncd] >> kx & 1u))) continue;
+      if (!((rdist[g / ncd] >> ky & 1u) && (cdist[g % ncd] >> kx & 1u))) continue;
       v.a_term[v.nterms] = u->a_term[t];
       v.b_term[v.nterms] = u->b_term[t];
       v.a_term_rt[v.nterms] = u->a_term_rt[t];
