@@ -661,6 +661,10 @@ LLVMValueRef hc_kb_alloca(hc_kb* kb, LLVMTypeRef type, const char* name) {
     LLVMPositionBuilderAtEnd(tmp, kb->entry);
   LLVMValueRef a = LLVMBuildAlloca(tmp, type, name ? name : "");
   LLVMDisposeBuilder(tmp);
+  /* Stack tiles and buffers on whole cache lines: a vector that straddles
+   * two lines costs two accesses, and a stored accumulator tile is read
+   * back at once (the heavy epilogues, transposed stores). */
+  if (LLVMGetTypeKind(type) == LLVMArrayTypeKind && LLVMGetArrayLength2(type) >= 16) LLVMSetAlignment(a, 64);
   return a;
 }
 
