@@ -1210,34 +1210,40 @@ static void pack_panels_bytes(const uint8_t* b, size_t es, int64_t nbmat, int64_
                  b + (size_t)(m * bmat + k * b_sk + (p * pw + j) * b_sn) * es, es);
 }
 
-hx_status_t hc_matmul_prepack(hc_graph* g, hc_node* n, bool* out_done) {
+hx_status_t hc_gemm_prepack_b(hc_graph* g, hc_node* n, const hc_mm_desc* d, bool* out_done) {
   *out_done = false;
   /* A weight the precision pass narrowed (HC_PACK_PLAIN) is packed in its
    * element type, from the narrowed copy. */
   bool narrowed = hc_packed_is(n, 1, HC_PACK_PLAIN);
-  if (!hc_matmul_fast(n) || (n->packed && !narrowed)) return HX_OK;
+  if (n->packed && !narrowed) return HX_OK;
   hc_value* src = n->inputs[1];
   hc_value* b = narrowed ? n->packed->original : src;
   if (src->kind != HC_VALUE_CONST || !src->data) return HX_OK;
-  mm_desc d;
-  HX_RETURN_IF_ERROR(node_desc(n, &d));
   /* Only B whose batch is its own dense matrices (what the kernel indexes). */
-  int64_t pw = hc_pack_panel_width(d.dt);
-  int64_t nbmat = nb_matrices(&d), panels = (d.N + pw - 1) / pw;
-  if (nbmat * d.K * d.N != hc_value_numel(b)) return HX_OK;
-  hx_dtype_t elem = narrowed ? n->packed->elem : d.dt;
+  int64_t pw = hc_pack_panel_width(d->dt);
+  int64_t nbmat = nb_matrices(d), panels = (d->N + pw - 1) / pw;
+  if (nbmat * d->K * d->N != hc_value_numel(b)) return HX_OK;
+  hx_dtype_t elem = narrowed ? n->packed->elem : d->dt;
   size_t es = hx_dtype_size(elem);
-  size_t bytes = (size_t)(nbmat * panels * d.K * pw) * es;
+  size_t bytes = (size_t)(nbmat * panels * d->K * pw) * es;
   size_t total = elem == HX_DTYPE_INT8 ? hc_q8_total_bytes(bytes, n->packed->scales_count) : bytes;
   uint8_t* data = hc_graph_alloc_data(g, total);
   if (!data) return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory packing '%s'", b->name);
   if (!narrowed)
-    pack_panels_f32(b->data, nbmat, d.K * d.N, d.K, d.N, d.b_sk, d.b_sn, pw, (float*)(void*)data);
+    pack_panels_f32(b->data, nbmat, d->K * d->N, d->K, d->N, d->b_sk, d->b_sn, pw, (float*)(void*)data);
   else
-    pack_panels_bytes(src->data, es, nbmat, d.K * d.N, d.K, d.N, d.b_sk, d.b_sn, pw, data);
-  HX_RETURN_IF_ERROR(hc_install_panels(g, n, b, elem, data, bytes, (int64_t[4]){nbmat, panels, d.K, pw}));
+    pack_panels_bytes(src->data, es, nbmat, d->K * d->N, d->K, d->N, d->b_sk, d->b_sn, pw, data);
+  HX_RETURN_IF_ERROR(hc_install_panels(g, n, b, elem, data, bytes, (int64_t[4]){nbmat, panels, d->K, pw}));
   *out_done = true;
   return HX_OK;
+}
+
+hx_status_t hc_matmul_prepack(hc_graph* g, hc_node* n, bool* out_done) {
+  *out_done = false;
+  if (!hc_matmul_fast(n) || (n->packed && !hc_packed_is(n, 1, HC_PACK_PLAIN))) return HX_OK;
+  mm_desc d;
+  HX_RETURN_IF_ERROR(node_desc(n, &d));
+  return hc_gemm_prepack_b(g, n, &d, out_done);
 }
 
 /* ---- MatMul ------------------------------------------------------------------ */

@@ -50,6 +50,11 @@ hx_status_t hc_gemm_emit(hc_lower_ctx* lc, const hc_node* n, const hc_mm_desc* d
  * Y before the epilogue reads its operands (the condition for writing Y
  * over an epilogue operand, hc_op_desc.inplace_input). */
 bool hc_gemm_single_pass(const struct hc_target* target, const hc_mm_desc* d);
+/* Stores the constant B of n (input 1, or the precision pass's narrowed
+ * copy of it) in the panels d's kernel reads (HC_PACK_PANELS) and rewires
+ * the input; *out_done tells whether it did (not for a B that is not a
+ * constant of d's K x N matrices). */
+hx_status_t hc_gemm_prepack_b(hc_graph* g, hc_node* n, const hc_mm_desc* d, bool* out_done);
 /* Workspace bytes the product needs (B packed at run time), from shapes. */
 uint64_t hc_gemm_workspace(const hc_mm_desc* d);
 

@@ -377,6 +377,17 @@ def main():
               unit_fan_in=True)
     conv_case(root, "conv_dil_skip_slices", (1, 160, 15, 14), (48, 160, 3, 3), dil=[5, 5], pads=[5] * 4,
               const_weights=True, unit_fan_in=True)
+    # One output position per image (conv_is_gemv): a product of the images
+    # with W transposed. Several images; 1-D and 3-D kernels that cover the
+    # input; more taps than the other fast kernels take (9x9); weights as an
+    # input (packed by a kernel at run time); wide outputs in several tasks.
+    conv_case(root, "conv_gemv_batch3", (3, 70, 1, 1), (33, 70, 1, 1), const_weights=True, unit_fan_in=True)
+    conv_case(root, "conv_gemv_head_1d", (2, 8, 7), (37, 8, 7), const_weights=True, unit_fan_in=True)
+    conv_case(root, "conv_gemv_head_3d_input_weights", (2, 3, 2, 3, 4), (20, 3, 2, 3, 4), unit_fan_in=True)
+    conv_case(root, "conv_gemv_9x9", (2, 2, 9, 9), (24, 2, 9, 9), bias=False, const_weights=True, unit_fan_in=True)
+    conv_case(root, "conv_gemv_wide", (1, 300, 1, 1), (1000, 300, 1, 1), const_weights=True, unit_fan_in=True)
+    conv_case(root, "conv_gemv_valid_strided", (2, 16, 3, 3), (24, 16, 3, 3), strides=[2, 2], auto_pad="VALID",
+              const_weights=True, unit_fan_in=True)
     # Winograd F(2x2,3x3) and F(4x4,3x3) with the weights as an input
     # (transformed by a "wino*_w" kernel at run time). Winograd's error is a
     # small multiple of the direct kernels' (about 1e-6 of the output's scale

@@ -93,6 +93,10 @@ def conv_epilogue_cases(root):
         # Winograd F(4x4,3x3) (compiler/ops/conv_winograd.c): ragged tiles on both borders.
         "wino3x3": (32, 15, 18, 40, 3, 1, 1, 1, 1),  # F(2x2,3x3)
         "wino4x4": (16, 41, 46, 24, 3, 1, 1, 1, 1),  # F(4x4,3x3)
+        # One output position (conv_is_gemv): a product with the output
+        # channels as columns, epilogue operands per channel.
+        "gemv1x1": (40, 1, 1, 72, 1, 1, 0, 1, 1),
+        "gemv5x5": (12, 5, 5, 40, 5, 1, 0, 1, 1),
     }
     for sname, (C, H, W, M, k, s, p, g, dl) in shapes.items():
         x = randf(1, C, H, W)

@@ -192,6 +192,8 @@ def main():
     conv_case(root, "conv_1x1_gemm", (1, 32, 18, 19), 24, 1)
     conv_case(root, "conv_1x1_gemm_kslices_relu", (1, 600, 9, 36), 20, 1, relu=True)
     conv_case(root, "conv_1x1_small_plane", (1, 96, 7, 7), 64, 1)
+    conv_case(root, "conv_gemv_se", (1, 48, 1, 1), 200, 1)
+    conv_case(root, "conv_gemv_head_relu", (2, 16, 5, 5), 40, 5, relu=True)
     conv_case(root, "conv_depthwise", (1, 16, 15, 15), 16, 3, pad=1, group=16)
     conv_case(root, "conv_depthwise_s2_relu", (1, 24, 14, 13), 24, 5, stride=2, pad=2, group=24, relu=True)
     input_layer_case(root, "input_layer_stays_fp32")
