@@ -133,7 +133,16 @@ hx_status_t hc_emit_elementwise(hc_lower_ctx* lc, const hc_elementwise_spec* s) 
   }
   LLVMValueRef r = s->fn(&kb, s->ctx, vals);
   hc_kb_store(&kb, s->out->dtype, out_ptr, hc_kb_iadd(&kb, out_base, i), r);
-  hc_loop_end(&kb, &loop);
+  /* A short row of a task per outer index (a 7x7 plane times its
+   * channel's scale) stays a loop for the vectoriser: fully unrolled first,
+   * it is scalar, all the more as the output may overwrite an input, which
+   * only the vectoriser's run-time check rules out (EfficientNet-B0's
+   * squeeze-and-excitation Mul over 1152 planes of 49: see
+   * docs/performance.md). Rows below 16 keep LLVM's default. */
+  if (!flat && inner >= 16)
+    hc_loop_end_row(&kb, &loop, inner);
+  else
+    hc_loop_end(&kb, &loop);
   if (task_loop) hc_loop_end(&kb, &task);
 
   double bytes = (double)hc_value_nbytes(s->out);

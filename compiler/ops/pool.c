@@ -642,7 +642,12 @@ static hx_status_t lower_global_average_pool(hc_lower_ctx* lc, hc_node* n) {
   LLVMValueRef i = hc_loop_begin(&kb, &el, hc_kb_i64(&kb, 0), hc_kb_i64(&kb, size), "i");
   LLVMValueRef v = hc_kb_load(&kb, dt, X, hc_kb_iadd(&kb, base, i));
   LLVMBuildStore(b, hc_kb_reassoc(LLVMBuildFAdd(b, LLVMBuildLoad2(b, ct, sum, ""), v, "")), sum);
-  hc_loop_end(&kb, &el);
+  /* Small planes (7x7) stay a loop, or LLVM unrolls them into one serial
+   * chain of scalar adds before the vectoriser sees the sum. */
+  if (size >= 16)
+    hc_loop_end_row(&kb, &el, size);
+  else
+    hc_loop_end(&kb, &el);
   LLVMValueRef avg = LLVMBuildFDiv(b, LLVMBuildLoad2(b, ct, sum, ""), hc_kb_const(&kb, dt, (double)size), "");
   hc_kb_store(&kb, dt, Y, pi, avg);
   hc_loop_end(&kb, &pl);
