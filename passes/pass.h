@@ -112,6 +112,9 @@ extern const hc_pass hc_pass_pack_weights;
 /* Weight precision policy (passes/precision.c): before fusion and
  * pack-weights, at every level; does nothing at --precision fp32. */
 extern const hc_pass hc_pass_precision;
+/* A per-channel scale into the next 1x1 Conv's weights
+ * (passes/fold_channel_scale.c): -O2+, after precision, before fusion. */
+extern const hc_pass hc_pass_fold_channel_scale;
 /* QDQ groups to integer operators (passes/qdq.c): first, before shape
  * inference, at -O1 and above. */
 extern const hc_pass hc_pass_qdq;

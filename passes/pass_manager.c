@@ -9,7 +9,7 @@ static const hc_pass* const k_all_passes[] = {
     &hc_pass_shape_inference, &hc_pass_fold_batchnorm,    &hc_pass_canonicalize, &hc_pass_constant_folding,
     &hc_pass_dce,             &hc_pass_finalize_outputs, &hc_pass_schedule,     &hc_pass_memory_plan,
     &hc_pass_channel_blocks,  &hc_pass_fusion,          &hc_pass_pack_weights,     &hc_pass_precision,    &hc_pass_qdq,
-    NULL,
+    &hc_pass_fold_channel_scale, NULL,
 };
 
 /* -O0 does only what correctness needs: shapes (which folds shape
@@ -31,14 +31,15 @@ static const hc_pass* const k_o1[] = {
 };
 
 /* -O2 and -O3 also split large expansion + depthwise pairs into channel
- * blocks, fuse element-wise epilogues and chains into one kernel each and
- * store weights pre-packed; -O1 keeps every op in a kernel of its
+ * blocks, fold per-channel scales into 1x1 convolutions' weights, fuse
+ * element-wise epilogues and chains into one kernel each and store weights
+ * pre-packed; -O1 keeps every op in a kernel of its
  * own (so tests at -O1 exercise the unfused kernels). */
 static const hc_pass* const k_o2[] = {
     &hc_pass_qdq,              &hc_pass_shape_inference, &hc_pass_canonicalize, &hc_pass_fold_batchnorm,
     &hc_pass_constant_folding, &hc_pass_dce,             &hc_pass_channel_blocks, &hc_pass_precision,
-    &hc_pass_fusion,           &hc_pass_pack_weights,     &hc_pass_finalize_outputs, &hc_pass_schedule,    &hc_pass_memory_plan,
-    NULL,
+    &hc_pass_fold_channel_scale, &hc_pass_fusion,        &hc_pass_pack_weights,     &hc_pass_finalize_outputs,
+    &hc_pass_schedule,         &hc_pass_memory_plan,      NULL,
 };
 
 const hc_pass* const* hc_pipeline_for_level(int opt_level) {

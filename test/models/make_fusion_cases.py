@@ -423,6 +423,36 @@ def se_block_cases(root):
                  helper.make_node("Conv", ["e", "Wp", "Bp"], ["y"], kernel_shape=[1, 1])]
         write_case(root, f"se_block_{name}", nodes, [("x", x)], [("y", y.astype(np.float32))],
                    [("Wd", wd), ("Bd", bd), ("W1", w1), ("B1", b1), ("W2", w2), ("B2", b2), ("Wp", wp), ("Bp", bp)])
+    # Scales folded into the projection's weights (passes/fold_channel_scale.c:
+    # one image, a 1x1 projection on a plane of more than 16x16): the scale
+    # first and of rank 3 ([C, 1, 1] through a Reshape), a projection without
+    # bias followed by a residual Add; then the same block on two images,
+    # where it must not fold (one scale per image).
+    for name, N, rank3 in (("se_fold_rank3_residual", 1, True), ("se_fold_batch2", 2, False)):
+        C, H, R, M = 24, 18, 6, 24
+        x = randf(N, C, H, H)
+        w1 = (randf(R, C, 1, 1) / math.sqrt(C)).astype(np.float32)
+        w2 = (randf(C, R, 1, 1) / math.sqrt(R)).astype(np.float32)
+        wp = (randf(M, C, 1, 1) / math.sqrt(C)).astype(np.float32)
+        r = np.maximum(x.astype(np.float64), 0)
+        sc = sigmoid(conv(np.maximum(conv(r.mean(axis=(2, 3), keepdims=True).astype(np.float32), w1, None, 0, 1), 0)
+                          .astype(np.float32), w2, None, 0, 1))
+        y = conv((r * sc).astype(np.float32), wp, None, 0, 1) + x
+        nodes = [helper.make_node("Relu", ["x"], ["r"]), helper.make_node("GlobalAveragePool", ["r"], ["g"]),
+                 helper.make_node("Conv", ["g", "W1"], ["h1"], kernel_shape=[1, 1]),
+                 helper.make_node("Relu", ["h1"], ["h"]),
+                 helper.make_node("Conv", ["h", "W2"], ["h2"], kernel_shape=[1, 1]),
+                 helper.make_node("Sigmoid", ["h2"], ["s4"])]
+        inits = [("W1", w1), ("W2", w2), ("Wp", wp)]
+        if rank3:
+            nodes.append(helper.make_node("Reshape", ["s4", "shape3"], ["s"]))
+            inits.append(("shape3", np.array([C, 1, 1], np.int64)))
+            nodes.append(helper.make_node("Mul", ["s", "r"], ["e"]))
+        else:
+            nodes.append(helper.make_node("Mul", ["r", "s4"], ["e"]))
+        nodes += [helper.make_node("Conv", ["e", "Wp"], ["p"], kernel_shape=[1, 1]),
+                  helper.make_node("Add", ["p", "x"], ["y"])]
+        write_case(root, name, nodes, [("x", x)], [("y", y.astype(np.float32))], inits)
     # A scalar scale computed in the graph (a broadcast operand of one element).
     x = randf(2, 6, 5, 7)
     r = np.maximum(x, 0)

@@ -107,6 +107,21 @@ def main():
                [arr("c1", np.array([1, 2, 3, 4], np.float32)), arr("c2", np.array([1, 1, 1, 1], np.float32))]),
          "fold_dce.onnx")
 
+    # Per-channel scales before 1x1 convolutions (passes/fold_channel_scale.c):
+    # mul1 (scale first) folds into conv1's weights; mul2's product has a
+    # second use and stays.
+    w1 = np.full((4, 8, 1, 1), 0.5, np.float32)
+    w2 = np.full((4, 8, 1, 1), 0.25, np.float32)
+    save(model([helper.make_node("Relu", ["x"], ["r"], name="relu0"),
+                helper.make_node("Mul", ["s", "r"], ["e1"], name="mul1"),
+                helper.make_node("Conv", ["e1", "w1"], ["y1"], name="conv1"),
+                helper.make_node("Mul", ["r", "s"], ["e2"], name="mul2"),
+                helper.make_node("Conv", ["e2", "w2"], ["y2"], name="conv2"),
+                helper.make_node("Neg", ["e2"], ["y3"], name="neg0")],
+               [vi("x", [1, 8, 20, 20]), vi("s", [1, 8, 1, 1])],
+               [vi("y1", [1, 4, 20, 20]), vi("y2", [1, 4, 20, 20]), vi("y3", [1, 8, 20, 20])],
+               [arr("w1", w1), arr("w2", w2)]), "channel_scale.onnx")
+
     # A chain for memory planning: x -> a -> b -> c -> y, tensors can share.
     nodes = []
     prev = "x"

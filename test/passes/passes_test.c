@@ -104,6 +104,31 @@ static void batchnorm_folds_into_conv(void** state) {
   hc_graph_free(g);
 }
 
+static const hc_node* find_node(const hc_graph* g, const char* name) {
+  for (int i = 0; i < g->num_nodes; ++i)
+    if (!strcmp(g->nodes[i]->name, name)) return g->nodes[i];
+  return NULL;
+}
+
+static void channel_scale_folds_into_conv(void** state) {
+  hc_pass_ctx ctx;
+  hc_graph* g = compile_graph(ts_model("channel_scale.onnx"), 2, &ctx);
+  /* mul1 became conv1's weights times s; mul2's product has two uses. */
+  assert_null(find_node(g, "mul1"));
+  assert_non_null(find_node(g, "mul2"));
+  const hc_node* scale = find_node(g, "conv1:scale_weight");
+  const hc_node* conv1 = find_node(g, "conv1");
+  assert_non_null(scale);
+  assert_non_null(conv1);
+  assert_ptr_equal(conv1->inputs[1], scale->outputs[0]);
+  assert_string_equal(conv1->inputs[0]->name, "r");
+  assert_null(find_node(g, "conv2:scale_weight"));
+  hc_graph_free(g);
+  g = compile_graph(ts_model("channel_scale.onnx"), 1, &ctx); /* -O1 keeps it */
+  assert_non_null(find_node(g, "mul1"));
+  hc_graph_free(g);
+}
+
 static void unknown_pass_names(void** state) {
   assert_non_null(hc_pass_find("memory-plan"));
   assert_null(hc_pass_find("no-such-pass"));
@@ -114,7 +139,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(folding_and_dce),          cmocka_unit_test(shape_subgraph_folds),
       cmocka_unit_test(outputs_get_their_own_buffers), cmocka_unit_test(memory_plan_reuses_and_verifies),
-      cmocka_unit_test(batchnorm_folds_into_conv), cmocka_unit_test(unknown_pass_names),
+      cmocka_unit_test(batchnorm_folds_into_conv), cmocka_unit_test(channel_scale_folds_into_conv),
+      cmocka_unit_test(unknown_pass_names),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
