@@ -388,6 +388,13 @@ def main():
     conv_case(root, "conv_gemv_wide", (1, 300, 1, 1), (1000, 300, 1, 1), const_weights=True, unit_fan_in=True)
     conv_case(root, "conv_gemv_valid_strided", (2, 16, 3, 3), (24, 16, 3, 3), strides=[2, 2], auto_pad="VALID",
               const_weights=True, unit_fan_in=True)
+    # Channels kernel with the input more than 4 times the output (a
+    # projection): two row blocks (8 + 6 rows of 14) before channel blocks.
+    conv_case(root, "conv_proj_rows_first", (1, 384, 14, 14), (64, 384, 1, 1), const_weights=True, unit_fan_in=True)
+    conv_case(root, "conv_proj_rows_first_grouped_batch2", (2, 384, 14, 14), (64, 192, 1, 1), group=2,
+              const_weights=True, unit_fan_in=True)
+    conv_case(root, "conv_proj_rows_first_dilated", (1, 320, 14, 13), (64, 320, 3, 3), dil=[2, 2], pads=[2] * 4,
+              const_weights=True, unit_fan_in=True)
     # Winograd F(2x2,3x3) and F(4x4,3x3) with the weights as an input
     # (transformed by a "wino*_w" kernel at run time). Winograd's error is a
     # small multiple of the direct kernels' (about 1e-6 of the output's scale
