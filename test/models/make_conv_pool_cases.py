@@ -393,7 +393,7 @@ def main():
     conv_case(root, "conv_proj_rows_first", (1, 384, 14, 14), (64, 384, 1, 1), const_weights=True, unit_fan_in=True)
     conv_case(root, "conv_proj_rows_first_grouped_batch2", (2, 384, 14, 14), (64, 192, 1, 1), group=2,
               const_weights=True, unit_fan_in=True)
-    conv_case(root, "conv_proj_rows_first_dilated", (1, 320, 14, 13), (64, 320, 3, 3), dil=[2, 2], pads=[2] * 4,
+    conv_case(root, "conv_proj_rows_first_dilated", (1, 320, 24, 13), (64, 320, 3, 3), dil=[2, 2], pads=[2] * 4,
               const_weights=True, unit_fan_in=True)
     # Winograd F(2x2,3x3) and F(4x4,3x3) with the weights as an input
     # (transformed by a "wino*_w" kernel at run time). Winograd's error is a
