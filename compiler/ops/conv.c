@@ -1218,17 +1218,28 @@ static int conv_fast_kind(const conv_plan* p) {
   return CF_PIXELS;
 }
 
+/* What both convolution products share: y's type and rank, the bias as C,
+ * alpha = beta = 1, epilogue groups split at (s0, s1). */
+static void conv_product_common(const hc_node* n, const conv_plan* p, int s0, int s1, hc_mm_desc* d) {
+  memset(d, 0, sizeof *d);
+  d->dt = p->dt;
+  d->c = hc_input(n, 2);
+  d->y = n->outputs[0];
+  d->alpha = d->beta = 1.0;
+  d->out_rank = p->nd + 2;
+  d->has_split = true;
+  d->split[0] = s0;
+  d->split[1] = s1;
+}
+
 /* The product X[images][C * taps] x W^T of a conv_is_gemv convolution:
  * B is W read with its rows as columns (pre-packed in panels at -O2), the
  * bias one value per column, Y's rows the images and its columns the
  * output channels (with their 1 x 1 positions). */
 static void conv_gemv_desc(const hc_node* n, const conv_plan* p, hc_mm_desc* d) {
-  memset(d, 0, sizeof *d);
-  d->dt = p->dt;
+  conv_product_common(n, p, 0, 1, d);
   d->a = n->inputs[0];
   d->b = n->inputs[1];
-  d->c = hc_input(n, 2);
-  d->y = n->outputs[0];
   d->M = p->N;
   d->N = p->M;
   d->K = p->C * p->ktot;
@@ -1237,13 +1248,7 @@ static void conv_gemv_desc(const hc_node* n, const conv_plan* p, hc_mm_desc* d) 
   d->b_sk = 1;
   d->b_sn = d->K;
   d->batch = 1;
-  d->alpha = d->beta = 1.0;
-  d->c_sm = 0;
   d->c_sn = 1;
-  d->out_rank = p->nd + 2;
-  d->has_split = true;
-  d->split[0] = 0;
-  d->split[1] = 1;
   d->b_packed = hc_packed_is(n, 1, HC_PACK_PANELS);
   d->b_st = p->wt;
   d->b_scales = p->wscales;
@@ -1257,12 +1262,9 @@ static void conv_gemm_desc(const hc_node* n, const conv_plan* p, hc_mm_desc* d) 
     conv_gemv_desc(n, p, d);
     return;
   }
-  memset(d, 0, sizeof *d);
-  d->dt = p->dt;
+  conv_product_common(n, p, 1, 2, d);
   d->a = n->inputs[1];
   d->b = n->inputs[0];
-  d->c = hc_input(n, 2);
-  d->y = n->outputs[0];
   d->M = p->M;
   d->N = p->out_plane;
   d->K = p->C;
@@ -1272,16 +1274,9 @@ static void conv_gemm_desc(const hc_node* n, const conv_plan* p, hc_mm_desc* d) 
   d->b_sn = 1;
   d->batch_rank = 1;
   d->batch_dims[0] = p->N;
-  d->a_bs[0] = 0;
   d->b_bs[0] = p->C * p->in_plane;
   d->batch = p->N;
-  d->alpha = d->beta = 1.0;
   d->c_sm = 1;
-  d->c_sn = 0;
-  d->out_rank = p->nd + 2;
-  d->has_split = true;
-  d->split[0] = 1;
-  d->split[1] = 2;
   d->direct_b = (p->in_plane * 4) % 1024 != 0;
   d->a_st = p->wt;
   d->a_scales = p->wscales;
