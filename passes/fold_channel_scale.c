@@ -17,6 +17,8 @@
  *  - a float32 constant weight: the precision pass runs first, and a
  *    narrowed weight keeps the Mul (its narrow copy is what the artifact
  *    stores).
+ * A constant s (a scale the exporter left before the convolution) is
+ * folded on any plane: W * s is then computed here, a constant.
  * EfficientNet-B0's first five SE blocks (112x112 to 28x28 planes):
  * docs/performance.md, "Squeeze-and-excitation blocks". */
 #include <string.h>
@@ -80,18 +82,29 @@ static hx_status_t fold_one(hc_graph* g, hc_node* mul, bool* out_done) {
       continue;
     hc_node* conv = only_consumer(g, e);
     if (!is_op(conv, "Conv") || conv->inputs[0] != e || conv->num_inputs < 2 || !plain_1x1(conv, x->dims[1])) return HX_OK;
-    int64_t plane = x->dims[2] * x->dims[3], M = conv->inputs[1]->dims[0];
-    if (plane <= 256 || plane <= M) return HX_OK;
-
     hc_value* w = conv->inputs[1];
+    int64_t plane = x->dims[2] * x->dims[3], M = w->dims[0], C = w->dims[1];
+    bool const_scale = s->kind == HC_VALUE_CONST && s->data;
+    if (!const_scale && (plane <= 256 || plane <= M)) return HX_OK;
+
     char name[512];
     snprintf(name, sizeof name, "%s:scaled_weight", conv->name);
     hc_value* ws;
-    HX_RETURN_IF_ERROR(hc_graph_add_value(g, name, HX_DTYPE_FLOAT32, 4, w->dims, &ws));
-    hc_node* scale;
-    HX_RETURN_IF_ERROR(hc_pass_new_node(g, conv, "Mul", ":scale_weight", 2, &scale));
-    hc_pass_connect(scale, (hc_value*[]){w, s}, ws);
-    HX_RETURN_IF_ERROR(scale->op->infer(g, scale));
+    if (const_scale) {
+      /* A constant scale: the scaled weights are a constant too (any plane:
+       * every kernel reads constant weights), computed here. */
+      HX_RETURN_IF_ERROR(hc_pass_new_const(g, name, HX_DTYPE_FLOAT32, 4, w->dims, NULL, &ws));
+      float* d = (float*)ws->data; /* just allocated by hc_pass_new_const */
+      const float *wd = w->data, *sd = s->data;
+      for (int64_t m = 0; m < M; ++m)
+        for (int64_t c = 0; c < C; ++c) d[m * C + c] = wd[m * C + c] * sd[c];
+    } else {
+      HX_RETURN_IF_ERROR(hc_graph_add_value(g, name, HX_DTYPE_FLOAT32, 4, w->dims, &ws));
+      hc_node* scale;
+      HX_RETURN_IF_ERROR(hc_pass_new_node(g, conv, "Mul", ":scale_weight", 2, &scale));
+      hc_pass_connect(scale, (hc_value*[]){w, s}, ws);
+      HX_RETURN_IF_ERROR(scale->op->infer(g, scale));
+    }
     hc_node_set_input(conv, 0, x);
     hc_node_set_input(conv, 1, ws);
     mul->dead = true;

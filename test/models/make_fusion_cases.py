@@ -453,6 +453,19 @@ def se_block_cases(root):
         nodes += [helper.make_node("Conv", ["e", "Wp"], ["p"], kernel_shape=[1, 1]),
                   helper.make_node("Add", ["p", "x"], ["y"])]
         write_case(root, name, nodes, [("x", x)], [("y", y.astype(np.float32))], inits)
+    # A constant per-channel scale before 1x1 convolutions, folded into
+    # their weights at compile time: a small plane (the channels kernel) and
+    # a large one (a GEMM).
+    for name, (C, H, M) in {"const_scale_chan7": (96, 7, 40), "const_scale_gemm": (24, 20, 16)}.items():
+        x = randf(1, C, H, H)
+        cs = randf(1, C, 1, 1)
+        wp = (randf(M, C, 1, 1) / math.sqrt(C)).astype(np.float32)
+        bp = randf(M)
+        y = conv((x.astype(np.float64) * cs).astype(np.float32), wp, bp, 0, 1)
+        nodes = [helper.make_node("Mul", ["x", "cs"], ["e"]),
+                 helper.make_node("Conv", ["e", "Wp", "Bp"], ["y"], kernel_shape=[1, 1])]
+        write_case(root, f"se_{name}", nodes, [("x", x)], [("y", y.astype(np.float32))],
+                   [("cs", cs), ("Wp", wp), ("Bp", bp)])
     # A scalar scale computed in the graph (a broadcast operand of one element).
     x = randf(2, 6, 5, 7)
     r = np.maximum(x, 0)

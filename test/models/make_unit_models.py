@@ -109,7 +109,8 @@ def main():
 
     # Per-channel scales before 1x1 convolutions (passes/fold_channel_scale.c):
     # mul1 (scale first) folds into conv1's weights; mul2's product has a
-    # second use and stays.
+    # second use and stays; mul3's constant scale becomes conv3's constant
+    # weights.
     w1 = np.full((4, 8, 1, 1), 0.5, np.float32)
     w2 = np.full((4, 8, 1, 1), 0.25, np.float32)
     save(model([helper.make_node("Relu", ["x"], ["r"], name="relu0"),
@@ -117,10 +118,13 @@ def main():
                 helper.make_node("Conv", ["e1", "w1"], ["y1"], name="conv1"),
                 helper.make_node("Mul", ["r", "s"], ["e2"], name="mul2"),
                 helper.make_node("Conv", ["e2", "w2"], ["y2"], name="conv2"),
-                helper.make_node("Neg", ["e2"], ["y3"], name="neg0")],
+                helper.make_node("Neg", ["e2"], ["y3"], name="neg0"),
+                helper.make_node("Mul", ["r", "c3"], ["e3"], name="mul3"),
+                helper.make_node("Conv", ["e3", "w2"], ["y4"], name="conv3")],
                [vi("x", [1, 8, 20, 20]), vi("s", [1, 8, 1, 1])],
-               [vi("y1", [1, 4, 20, 20]), vi("y2", [1, 4, 20, 20]), vi("y3", [1, 8, 20, 20])],
-               [arr("w1", w1), arr("w2", w2)]), "channel_scale.onnx")
+               [vi("y1", [1, 4, 20, 20]), vi("y2", [1, 4, 20, 20]), vi("y3", [1, 8, 20, 20]), vi("y4", [1, 4, 20, 20])],
+               [arr("w1", w1), arr("w2", w2), arr("c3", np.arange(1, 9, dtype=np.float32).reshape(1, 8, 1, 1))]),
+         "channel_scale.onnx")
 
     # A chain for memory planning: x -> a -> b -> c -> y, tensors can share.
     nodes = []

@@ -123,6 +123,14 @@ static void channel_scale_folds_into_conv(void** state) {
   assert_ptr_equal(conv1->inputs[1], scale->outputs[0]);
   assert_string_equal(conv1->inputs[0]->name, "r");
   assert_null(find_node(g, "conv2:scale_weight"));
+  /* A constant scale: constant weights, computed at compile time. */
+  const hc_node* conv3 = find_node(g, "conv3");
+  assert_non_null(conv3);
+  assert_null(find_node(g, "mul3"));
+  assert_null(find_node(g, "conv3:scale_weight"));
+  const hc_value* w3 = conv3->packed ? conv3->packed->original : conv3->inputs[1];
+  assert_int_equal(w3->kind, HC_VALUE_CONST);
+  assert_float_equal(((const float*)w3->data)[7], 0.25f * 8.0f, 0); /* w2[0][7] * c3[7] */
   hc_graph_free(g);
   g = compile_graph(ts_model("channel_scale.onnx"), 1, &ctx); /* -O1 keeps it */
   assert_non_null(find_node(g, "mul1"));
