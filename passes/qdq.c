@@ -18,6 +18,9 @@
  *   Gemm   -> Reshape(aq, [0, K, 1, 1]) -> QLinearConv (1x1, W as [N, K, 1, 1],
  *             transposed at compile time when transB = 0) -> Reshape [0, -1]
  *
+ * and DQ -> MaxPool [-> Relu] -> Q with the same parameters on both sides
+ * into a MaxPool of the 8-bit tensor (rewrite_maxpool).
+ *
  * Exactness. QDQ semantics is yq = sat(rne(conv(x, w) + b) / sy) + zy) with
  * x = (xq - zx) * sx and so on; the integer form computes
  * sat(rne((sum (xq - zx)(wq - zw) + bq) * sx*sw/sy) + zy), the same real
@@ -393,6 +396,38 @@ static hx_status_t rewrite_gemm(hc_graph* g, hc_node* gemm, bool* done) {
  * QuantizeLinear's output past such a no-op Cast; the Cast, if nothing else
  * reads it, is left to DCE. */
 
+/* DequantizeLinear -> MaxPool -> QuantizeLinear with the same per-tensor
+ * parameters -> MaxPool on the 8-bit tensor: dequantization is increasing
+ * (scale > 0), so the maximum commutes with it, and requantizing a
+ * dequantized value with the same parameters gives it back exactly
+ * ((q - z) * s / s is within float rounding of the integer q - z, and
+ * rounding restores it); padding never takes part in a MaxPool. A Relu
+ * between MaxPool and QuantizeLinear is the saturation when the zero point
+ * is the type's minimum (q_after). The 8-bit MaxPool reads a quarter of
+ * the bytes and skips both conversions (a quantized ResNet's stem). */
+static hx_status_t rewrite_maxpool(hc_graph* g, hc_node* mp, bool* done) {
+  *done = false;
+  qparams qx, qy;
+  hc_node *dx, *relu, *q;
+  if (mp->num_inputs != 1 || (mp->num_outputs > 1 && mp->outputs[1]) || !(dx = dq_of(mp->inputs[0], false, &qx)) ||
+      !qx.per_tensor)
+    return HX_OK;
+  if (!(q = q_after(g, mp->outputs[0], &qy, &relu)) || qy.qt != qx.qt) return HX_OK;
+  float sx = 0, sy = 0;
+  memcpy(&sx, qx.scale->data, sizeof sx);
+  memcpy(&sy, qy.scale->data, sizeof sy);
+  if (!(sx > 0) || memcmp(&sx, &sy, sizeof sx) != 0 || zp_at(&qx, 0) != zp_at(&qy, 0)) return HX_OK;
+  hc_value* yq = q->outputs[0];
+  mp->inputs[0] = dx->inputs[0];
+  mp->outputs[0] = yq;
+  yq->producer = mp;
+  if (mp->opset < 12) mp->opset = 12; /* 8-bit inputs since MaxPool-12; the semantics are the same */
+  if (relu) relu->dead = true;
+  q->dead = true;
+  *done = true;
+  return HX_OK;
+}
+
 /* Evaluates v when it is computed from constants only, at most `depth`
  * nodes deep; true when v is then a constant. A node that cannot be
  * evaluated here is left untouched for shape inference (and its error). */
@@ -454,7 +489,7 @@ static void prepare(hc_pass_ctx* ctx, hc_graph* g) {
 }
 
 static hx_status_t run_qdq(hc_pass_ctx* ctx, hc_graph* g) {
-  int convs = 0, matmuls = 0, gemms = 0, seen = 0;
+  int convs = 0, matmuls = 0, gemms = 0, pools = 0, seen = 0;
   prepare(ctx, g);
   int count = g->num_nodes; /* nodes added here are not candidates */
   for (int i = 0; i < count; ++i) {
@@ -473,14 +508,19 @@ static hx_status_t run_qdq(hc_pass_ctx* ctx, hc_graph* g) {
       ++seen;
       HX_RETURN_IF_ERROR(rewrite_gemm(g, n, &done));
       gemms += done;
+    } else if (is_op(n, "MaxPool")) {
+      HX_RETURN_IF_ERROR(rewrite_maxpool(g, n, &done));
+      pools += done;
     }
   }
   hc_graph_compact(g); /* the nodes prepare() evaluated, and the rewritten ones */
-  if (convs + matmuls + gemms == 0) return HX_OK;
+  if (convs + matmuls + gemms + pools == 0) return HX_OK;
   HX_RETURN_IF_ERROR(hc_graph_sort(g));
   if (ctx->verbose && ctx->log)
-    fprintf(ctx->log, "qdq: %d Conv -> QLinearConv, %d MatMul -> QLinearMatMul, %d Gemm -> QLinearConv (%d left float)\n",
-            convs, matmuls, gemms, seen - convs - matmuls - gemms);
+    fprintf(ctx->log,
+            "qdq: %d Conv -> QLinearConv, %d MatMul -> QLinearMatMul, %d Gemm -> QLinearConv (%d left float), "
+            "%d MaxPool on 8-bit values\n",
+            convs, matmuls, gemms, seen - convs - matmuls - gemms, pools);
   return HX_OK;
 }
 

@@ -307,6 +307,54 @@ def residual_add_case(root, name, xdt, per_axis_b):
     write(root, name, g, [("a", a), ("b", b)], [("y_q", yq)], kernels)
 
 
+def maxpool_ref(x, k, stride, pad, ceil):
+    """MaxPool over H and W of an NCHW array (padding never wins)."""
+    n, c, h, w = x.shape
+    oh = (h + 2 * pad - k + (stride - 1 if ceil else 0)) // stride + 1
+    ow = (w + 2 * pad - k + (stride - 1 if ceil else 0)) // stride + 1
+    if ceil:  # the last window must start inside the input or the left padding
+        oh -= (oh - 1) * stride >= h + pad
+        ow -= (ow - 1) * stride >= w + pad
+    y = np.full((n, c, oh, ow), -np.inf)
+    for i in range(oh):
+        for j in range(ow):
+            r0, c0 = i * stride - pad, j * stride - pad
+            win = x[:, :, max(r0, 0):min(r0 + k, h), max(c0, 0):min(c0 + k, w)]
+            y[:, :, i, j] = win.max(axis=(2, 3))
+    return y
+
+
+def maxpool_case(root, name, xdt, relu, same_params, ceil):
+    """DQ -> MaxPool [-> Relu] -> Q: with the same parameters on both sides
+    passes/qdq.c runs the MaxPool on the 8-bit tensor (no DequantizeLinear
+    kernel, an 8-bit MaxPool); otherwise it stays float, and is still
+    right. The float reference: the maximum of the dequantized values,
+    requantized."""
+    x = RNG.uniform(-1.0, 2.0, (1, 5, 11, 12)).astype(np.float32)
+    sx, zx = act_params(xdt, -1.0, 2.0)
+    if relu:  # the saturation is the Relu only when the zero point is the minimum
+        sx, zx = act_params(xdt, 0.0, 2.0)
+    g = Graph()
+    xd = g.qdq_input("x", sx, zx)
+    g.nodes.append(helper.make_node("MaxPool", [xd], ["pool"], name="pool", kernel_shape=[3, 3], strides=[2, 2],
+                                    pads=[1, 1, 1, 1], ceil_mode=int(ceil)))
+    src = "pool"
+    if relu:
+        g.nodes.append(helper.make_node("Relu", ["pool"], ["relu"], name="relu"))
+        src = "relu"
+    sy, zy = (sx, zx) if same_params else act_params(xdt, -1.0, 2.5)
+    g.q(src, "y_q", sy, zy)
+    xf = (quantize(x, sx, zx, xdt).astype(np.float64) - float(zx)) * float(sx)
+    y = maxpool_ref(xf.astype(np.float32).astype(np.float64), 3, 2, 1, ceil)
+    if relu:
+        y = np.maximum(y, 0)
+    yq = quantize(y.astype(np.float32), sy, zy, xdt)
+    # Rewritten, no dequantization is left anywhere (at -O2+ it would sit in
+    # a FusedElementwise with the input's QuantizeLinear).
+    kernels = ["+MaxPool", "-DequantizeLinear", "-FusedElementwise"] if same_params else ["+MaxPool"]
+    write(root, name, g, [("x", x)], [("y_q", yq)], kernels)
+
+
 def torch_export_case(root, name):
     """Q/DQ around Conv + Relu spelled as torch.onnx writes quantized
     PyTorch models: every scale, zero point and weight a Constant node (not
@@ -380,6 +428,10 @@ def main():
     residual_add_case(root, "qdq_residual_add_s8", np.int8, False)
     residual_add_case(root, "qdq_residual_add_per_axis_unfused", np.uint8, True)
     torch_export_case(root, "qdq_conv_relu_torch_export")
+    maxpool_case(root, "qdq_maxpool_u8", np.uint8, False, True, False)
+    maxpool_case(root, "qdq_maxpool_s8_ceil", np.int8, False, True, True)
+    maxpool_case(root, "qdq_maxpool_relu_u8", np.uint8, True, True, False)
+    maxpool_case(root, "qdq_maxpool_other_params_stays_float", np.uint8, False, False, False)
 
 
 if __name__ == "__main__":
