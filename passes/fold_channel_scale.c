@@ -48,8 +48,9 @@ static bool per_channel(const hc_value* s, int64_t C) {
   return false;
 }
 
-/* A 1x1 convolution without stride, padding, dilation or groups whose
- * weight is an unpacked float32 constant [M, C, 1, 1]. */
+/* A 1x1 convolution without stride, padding or groups (a dilation does
+ * nothing to a 1x1 kernel) whose weight is an unpacked float32 constant
+ * [M, C, 1, 1]. */
 static bool plain_1x1(const hc_node* conv, int64_t C) {
   const hc_value* w = conv->inputs[1];
   if (conv->packed || conv->num_fused || w->kind != HC_VALUE_CONST || !w->data || w->dtype != HX_DTYPE_FLOAT32 ||
