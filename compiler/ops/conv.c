@@ -722,11 +722,14 @@ static void repack_rows(hc_kb* kb, const conv_plan* p, const flat_plan* f, LLVMV
 
 /* emit_repack's task body when repack_vectorised: every image unrolled
  * (its residues are constants), its rows split at compile time into the
- * zero rows above x, the copied rows and the zero rows below. */
+ * zero rows above x, the copied rows and the zero rows below. With `which`
+ * (a task per image), only image `which` of the plane. */
 static void repack_plane_vectorised(hc_kb* kb, const conv_plan* p, const flat_plan* f, LLVMValueRef X,
-                                    LLVMValueRef xb, LLVMValueRef wb, unsigned vl) {
+                                    LLVMValueRef xb, LLVMValueRef wb, unsigned vl, LLVMValueRef which) {
   const int L = p->nd - 1;
   for (int64_t im = 0; im < f->nimg; ++im) {
+    hc_if only;
+    if (which) hc_if_begin(kb, &only, LLVMBuildICmp(kb->b, LLVMIntEQ, which, hc_kb_i64(kb, im), ""));
     int64_t r[WIN_MAX_SP], rem = im;
     for (int e = p->nd - 1; e >= 0; --e) {
       r[e] = f->res[e][rem % f->nres[e]];
@@ -736,6 +739,7 @@ static void repack_plane_vectorised(hc_kb* kb, const conv_plan* p, const flat_pl
     int64_t c = r[L] - f->margin[L]; /* x column of image column 0 */
     if (p->nd == 1) {
       repack_rows(kb, p, f, X, xb, 0, 0, 1, c, hc_kb_workspace(kb), db, vl);
+      if (which) hc_if_end(kb, &only);
       continue;
     }
     /* image row v reads x row v*step + r - margin when inside [0, H) */
@@ -750,6 +754,7 @@ static void repack_plane_vectorised(hc_kb* kb, const conv_plan* p, const flat_pl
     repack_rows(kb, p, f, X, NULL, 0, 0, lo, c, WS, db, vl);
     repack_rows(kb, p, f, X, xrow0, s0 * p->in[1], lo, hi, c, WS, db, vl);
     repack_rows(kb, p, f, X, NULL, 0, hi, V0, c, WS, db, vl);
+    if (which) hc_if_end(kb, &only);
   }
 }
 
@@ -757,7 +762,11 @@ static void repack_plane_vectorised(hc_kb* kb, const conv_plan* p, const flat_pl
  * (image, channel) plane of x. */
 static hx_status_t emit_repack(hc_lower_ctx* lc, const hc_node* n, const conv_plan* p, const flat_plan* f) {
   hc_kb kb;
-  HX_RETURN_IF_ERROR(hc_kb_begin(lc, n, "pad", p->N * p->C, &kb));
+  /* The vectorised copy takes a task per image of a plane: a stride-2
+   * stem's 3 planes were 3 tasks, 2 for one thread and 1 for the other. */
+  bool vec = repack_vectorised(lc, p, f);
+  int64_t per = vec && f->nimg > 1 ? f->nimg : 1;
+  HX_RETURN_IF_ERROR(hc_kb_begin(lc, n, "pad", p->N * p->C * per, &kb));
   LLVMValueRef X = hc_kb_ptr(&kb, n->inputs[0]);
   LLVMValueRef WS = hc_kb_workspace(&kb);
   /* Residues of every dim in one constant table. */
@@ -775,10 +784,12 @@ static hx_status_t emit_repack(hc_lower_ctx* lc, const hc_node* n, const conv_pl
 
   hc_loop task;
   LLVMValueRef t = hc_kb_task_loop_begin(&kb, &task);
-  LLVMValueRef xb = hc_kb_imul(&kb, t, hc_kb_i64(&kb, p->in_plane));
-  LLVMValueRef wb = hc_kb_imul(&kb, t, hc_kb_i64(&kb, f->nimg * f->PV));
-  if (repack_vectorised(lc, p, f)) {
-    repack_plane_vectorised(&kb, p, f, X, xb, wb, hc_ukr_lanes(lc, HX_DTYPE_FLOAT32));
+  LLVMValueRef plane = per > 1 ? LLVMBuildUDiv(kb.b, t, hc_kb_i64(&kb, per), "") : t;
+  LLVMValueRef xb = hc_kb_imul(&kb, plane, hc_kb_i64(&kb, p->in_plane));
+  LLVMValueRef wb = hc_kb_imul(&kb, plane, hc_kb_i64(&kb, f->nimg * f->PV));
+  if (vec) {
+    repack_plane_vectorised(&kb, p, f, X, xb, wb, hc_ukr_lanes(lc, HX_DTYPE_FLOAT32),
+                            per > 1 ? LLVMBuildURem(kb.b, t, hc_kb_i64(&kb, per), "") : NULL);
     hc_loop_end(&kb, &task);
     hc_kb_end(&kb, 0,
               (double)hc_value_nbytes(n->inputs[0]) + (double)(p->N * p->C * f->nimg * f->PV) * 4.0);
