@@ -209,8 +209,7 @@ hx_status_t hx_model_load(const char* path, hx_model_t** out_model) {
   m->handle = handle;
   m->header = h;
   m->variant = chosen;
-  m->weights_copy = hx_weights_memory_place(h->weights, (size_t)h->weights_bytes, &m->weights_copy_bytes,
-                                            &m->weights_copy_mapped);
+  m->weights_copy = hx_weights_memory_place(h->weights, (size_t)h->weights_bytes);
   m->weights = m->weights_copy ? m->weights_copy : h->weights;
   st = load_programs(m, (uint32_t)(chosen - h->variants), path);
   if (st == HX_OK) st = load_dynamic_outputs(m, path);
@@ -236,7 +235,7 @@ void hx_model_free(hx_model_t* model) {
   }
   free(model->programs);
   free(model->manifest);
-  hx_weights_memory_free(model->weights_copy, model->weights_copy_bytes, model->weights_copy_mapped);
+  hx_weights_memory_free(model->weights_copy, (size_t)model->header->weights_bytes);
   if (model->handle) dlclose(model->handle);
   free(model);
 }

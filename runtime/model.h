@@ -35,8 +35,6 @@ struct hx_model {
   char* manifest;               /* ABI 1.3: the inflated manifest, owned; NULL before 1.3 */
   const void* weights;          /* what sessions read: the header's blob or weights_copy */
   void* weights_copy;           /* the blob in huge pages (weights_memory.h), owned; NULL when in place */
-  size_t weights_copy_bytes;
-  int weights_copy_mapped;
 };
 
 /* The program compiled for exactly `batch`, or NULL. */

@@ -23,9 +23,7 @@ static uintptr_t page_align(const char* p, int up) {
   return up ? ((uintptr_t)p + m) & ~m : (uintptr_t)p & ~m;
 }
 
-void* hx_weights_memory_place(const void* blob, size_t bytes, size_t* out_bytes, int* out_mapped) {
-  *out_bytes = 0;
-  *out_mapped = 0;
+void* hx_weights_memory_place(const void* blob, size_t bytes) {
   if (!blob || bytes < HX_HUGE_PAGE || !hx_thp_available()) return NULL;
   int mapped = 0;
   char* copy = hx_arena_memory_alloc(bytes, 64, &mapped);
@@ -48,9 +46,10 @@ void* hx_weights_memory_place(const void* blob, size_t bytes, size_t* out_bytes,
       released = end;
     }
   }
-  *out_bytes = bytes;
-  *out_mapped = mapped;
   return copy;
 }
 
-void hx_weights_memory_free(void* copy, size_t bytes, int mapped) { hx_arena_memory_free(copy, bytes, mapped); }
+/* A copy is always a mapping: one that was not is never returned. */
+void hx_weights_memory_free(void* copy, size_t bytes) {
+  if (copy) hx_arena_memory_free(copy, bytes, 1);
+}

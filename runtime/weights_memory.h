@@ -13,9 +13,9 @@
  * (hx_arena_memory_alloc) and returns the copy; the file's pages are
  * released from the process as they are copied, so the resident size stays
  * about one blob. Returns NULL (use the blob in place) otherwise or when
- * memory is short. `*out_bytes` and `*out_mapped` are what
- * hx_weights_memory_free needs. */
-void* hx_weights_memory_place(const void* blob, size_t bytes, size_t* out_bytes, int* out_mapped);
-void hx_weights_memory_free(void* copy, size_t bytes, int mapped);
+ * memory is short. */
+void* hx_weights_memory_place(const void* blob, size_t bytes);
+/* Frees a copy hx_weights_memory_place made of `bytes` (NULL: nothing). */
+void hx_weights_memory_free(void* copy, size_t bytes);
 
 #endif /* HARNESS_RUNTIME_WEIGHTS_MEMORY_H */
