@@ -478,9 +478,10 @@ def se_block_cases(root):
 
 def channels_tile_cases(root):
     """The channels kernel (Mg >= 32 output channels, planes of at most 256
-    pixels) at plane widths that give tiles of several rows (OW of 2 and 5),
-    runs of more than 8 pixels (OW 11, 16, 150 in 1-D), ragged channel
-    vectors (33, 36, 40 channels) and a strided 3x3: its in-register
+    pixels) at plane widths that give tiles of several rows (OW of 2, 5 and
+    7), runs of more than 8 pixels (OW 11, 14, 16, 150 in 1-D), ragged
+    channel vectors (33, 36, 40 channels), a strided 3x3 and 1x1, and 1x1
+    kernels' 14-pixel tiles: its in-register
     transposed stores with a per-element residual Add and Relu, a
     per-channel Add and Clip, and no epilogue."""
     import torch
@@ -492,7 +493,12 @@ def channels_tile_cases(root):
 
     shapes = {"w5": (64, (5, 5), 40, 1, 0, 1), "w2": (80, (2, 2), 64, 1, 0, 1), "w16": (72, (16, 16), 33, 3, 1, 1),
               "w11": (64, (3, 11), 48, 1, 0, 1), "w150_1d": (96, (150,), 36, 3, 1, 1),
-              "s2": (64, (9, 9), 96, 3, 1, 2)}
+              "s2": (64, (9, 9), 96, 3, 1, 2),
+              # One tap (1x1): 14-pixel tiles on AVX-512, 2 x 7 on a 7x7
+              # plane (a ragged last tile row), 1 x 14 on 14x14, a strided
+              # 1x1, and two reduction slices (1100 input channels).
+              "pw7": (96, (7, 7), 96, 1, 0, 1), "pw14": (64, (14, 14), 112, 1, 0, 1),
+              "pw_s2": (72, (13, 13), 64, 1, 0, 2), "pw7_slices": (1100, (7, 7), 64, 1, 0, 1)}
     for sname, (C, sp, M, k, p, st) in shapes.items():
         nd = len(sp)
         x = randf(1, C, *sp)
