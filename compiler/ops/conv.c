@@ -2255,6 +2255,24 @@ static void ch_tile(cf_emit* e, const cf_ch_plan* q, const ch_ctx* x, int tr, in
   if (e->phase_panels) prow = hc_kb_iadd(kb, prow, hc_kb_i64(kb, e->phase_row0 * pw));
   u.b_base = hc_kb_iadd(kb, prow, hc_kb_imul(kb, x->ic0, hc_kb_i64(kb, ci_rows * pw)));
   u.b_outer = ci_rows * pw;
+  if (!e->phase_panels && q->nr >= pw) {
+    /* Prefetch, shared out among the task's tiles, of the weights that the
+     * tiles read after this chunk: the next slice of the same panels, or
+     * after the last slice the next panel group's first one (the packed
+     * weights are read in memory order). Without it the first tile of each
+     * chunk waited for the weights from memory, then the others read them
+     * from L2: ResNet-50's layer4 (60 MB of weights at batch 1) 23-27%
+     * faster; into L2 (locality 2) measured 2.5% better than locality 1
+     * on the whole model. */
+    LLVMValueRef next_slice = hc_kb_iadd(kb, u.b_base, hc_kb_imul(kb, x->kcur, hc_kb_i64(kb, ci_rows * pw)));
+    LLVMValueRef cn = hc_kb_iadd(kb, c, hc_kb_i64(kb, q->nr));
+    LLVMValueRef next_group =
+        hc_kb_imul(kb, hc_kb_iadd(kb, wpanel, LLVMBuildUDiv(b, cn, hc_kb_i64(kb, pw), "")), hc_kb_i64(kb, K * pw));
+    u.pf_next = x->last ? LLVMBuildSelect(b, x->last, next_group, next_slice, "") : next_group;
+    u.pf_locality = 2;
+    u.pf_ord = x->slot;
+    u.pf_ntiles = q->rbt * q->ncg;
+  }
 
   for (int v = 0; v < nv; ++v) {
     int64_t col = (int64_t)v * vl;

@@ -154,6 +154,27 @@ static void emit_prefetch_a(hc_kb* kb, const hc_ukr* u, LLVMValueRef a_o) {
   }
 }
 
+/* Step o's share of the next B chunk (hc_ukr.pf_next): per panel, lpv
+ * lines per step over pf_ntiles reductions of `outer` steps each, so k =
+ * ceil(lpv / ntiles) lines from line ((ord*outer + o) * lpv) / ntiles of
+ * the panel's chunk (its lines are contiguous). */
+static void emit_prefetch_next(hc_kb* kb, const hc_ukr* u, LLVMValueRef o) {
+  hx_dtype_t st = u->b_st ? u->b_st : u->dt;
+  int64_t per_line = 64 / (int64_t)hx_dtype_size(st);
+  int64_t lpv = (u->b_outer + per_line - 1) / per_line, n = u->pf_ntiles > 0 ? u->pf_ntiles : 1;
+  int64_t k = (lpv + n - 1) / n;
+  LLVMValueRef pos = hc_kb_iadd(kb, hc_kb_imul(kb, u->pf_ord, u->outer), o);
+  LLVMValueRef m = LLVMBuildUDiv(kb->b, hc_kb_imul(kb, pos, hc_kb_i64(kb, lpv)), hc_kb_i64(kb, n), "");
+  LLVMValueRef at0 = hc_kb_iadd(kb, u->pf_next, hc_kb_imul(kb, m, hc_kb_i64(kb, per_line)));
+  for (int v = 0; v < u->nv; ++v)
+    for (int64_t j = 0; j < k; ++j) {
+      LLVMValueRef at = hc_kb_iadd(kb, at0, hc_kb_i64(kb, u->b_vec[v] + j * per_line));
+      LLVMValueRef args[4] = {hc_kb_gep(kb, st, u->b, at), LLVMConstInt(kb->t_i32, 0, 0),
+                              LLVMConstInt(kb->t_i32, (unsigned)u->pf_locality, 0), LLVMConstInt(kb->t_i32, 1, 0)};
+      hc_kb_intrinsic(kb, "llvm.prefetch", kb->t_ptr, args, 4);
+    }
+}
+
 /* One step of the reduction (outer index o): every term's B vectors, then
  * per row one broadcast and nv FMAs. */
 static void emit_step(hc_kb* kb, const hc_ukr* u, LLVMValueRef a_o, LLVMValueRef b_o, LLVMValueRef* acc) {
@@ -223,6 +244,7 @@ void hc_ukr_emit(hc_kb* kb, const hc_ukr* u, LLVMValueRef* acc) {
                             LLVMConstInt(kb->t_i32, (unsigned)u->pf_locality, 0), LLVMConstInt(kb->t_i32, 1, 0)};
     LLVMBuildCall2(kb->b, fty, decl, args, 4, "");
   }
+  if (u->pf_next) emit_prefetch_next(kb, u, o);
   emit_step(kb, u, a_o, b_o, cur);
   LLVMValueRef next = LLVMBuildAdd(kb->b, o, hc_kb_i64(kb, 1), "");
   LLVMSetNSW(next, 1);

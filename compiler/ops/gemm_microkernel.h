@@ -67,6 +67,16 @@ typedef struct hc_ukr {
    * panel) while this reduction runs. */
   LLVMValueRef pf_base;
   int pf_locality;
+  /* Optional prefetch of the B chunk the caller reads next (its first
+   * element pf_next; nv panels at b_vec[v], outer steps of b_outer
+   * elements each, as this one), shared out among the pf_ntiles
+   * reductions that sweep this same chunk (pf_ord: this one's ordinal,
+   * i64): each step prefetches its share of every panel's lines, so that
+   * the next chunk streams in from memory over all of them instead of
+   * stalling the first one to read it (B larger than the caches: weights
+   * at batch 1). Locality pf_locality. */
+  LLVMValueRef pf_next, pf_ord;
+  int64_t pf_ntiles;
   /* Software prefetch of A, a_prefetch outer iterations ahead (0 = none):
    * one prefetch per cache line the step's A elements touch. For A read
    * with a large outer stride (a channel plane), whose lines the hardware
