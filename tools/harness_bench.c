@@ -229,6 +229,35 @@ __attribute__((target("avx512f"))) static double fma_gflops_avx512(void) {
 }
 #endif
 
+/* GB/s one core reads from memory in order: one word per 64-byte line of
+ * a 256 MiB buffer (far beyond any cache), four independent sums, best of
+ * three passes. What a kernel streaming weights at batch 1 can get
+ * (docs/performance.md); 0 when the buffer cannot be had. */
+static double mem_read_gbps(void) {
+  size_t bytes = (size_t)256 << 20, words = bytes / 8;
+  uint64_t* buf = malloc(bytes);
+  if (!buf) return 0;
+  for (size_t i = 0; i < words; ++i) buf[i] = i;
+  double best = 0;
+  volatile uint64_t sink = 0;
+  for (int rep = 0; rep < 3; ++rep) {
+    uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    uint64_t t0 = now_ns();
+    for (size_t i = 0; i < words; i += 32) {
+      s0 += buf[i];
+      s1 += buf[i + 8];
+      s2 += buf[i + 16];
+      s3 += buf[i + 24];
+    }
+    uint64_t dt = now_ns() - t0;
+    sink += s0 + s1 + s2 + s3;
+    double g = (double)bytes / (double)dt;
+    if (g > best) best = g;
+  }
+  free(buf);
+  return best;
+}
+
 /* --peak: ISA, clock, and the fp32 peak per core and for all cores:
  * 2 FMA ports x lanes x 2 flops x GHz, with the clock measured above. */
 static int print_peak(bool json) {
@@ -244,13 +273,14 @@ static int print_peak(bool json) {
   if (avx512) fma512 = fma_gflops_avx512();
 #endif
   double clock = ghz > 0 ? ghz : mhz / 1000.0;
+  double mem = mem_read_gbps();
   double peak2 = 2 * 8 * 2 * clock, peak512 = 2 * 16 * 2 * clock;
   const char* isa = avx512 ? "avx512" : avx2 ? "avx2" : "none";
   if (json) {
     printf("{\"isa\": \"%s\", \"cores\": %d, \"cpuinfo_mhz\": %.1f, \"measured_ghz\": %.3f, \"clock_ghz\": %.3f, "
            "\"peak_avx2_gflops_per_core\": %.2f, \"peak_avx512_gflops_per_core\": %.2f, "
-           "\"fma_loop_avx2_gflops\": %.2f, \"fma_loop_avx512_gflops\": %.2f}\n",
-           isa, cores, mhz, ghz, clock, avx2 ? peak2 : 0, avx512 ? peak512 : 0, fma2, fma512);
+           "\"fma_loop_avx2_gflops\": %.2f, \"fma_loop_avx512_gflops\": %.2f, \"mem_read_gbps_per_core\": %.2f}\n",
+           isa, cores, mhz, ghz, clock, avx2 ? peak2 : 0, avx512 ? peak512 : 0, fma2, fma512, mem);
   } else {
     printf("ISA: %s, %d cores, /proc/cpuinfo %.0f MHz, measured clock %.2f GHz\n", isa, cores, mhz, ghz);
     if (avx2)
@@ -261,6 +291,7 @@ static int print_peak(bool json) {
       printf("AVX-512 peak (2 FMA x 16 lanes x 2 flops x %.2f GHz): %.1f GFLOP/s per core, %.1f for %d cores; "
              "FMA loop reaches %.1f per core\n",
              clock, peak512, peak512 * cores, cores, fma512);
+    printf("Memory read  (one core, in order, 256 MiB): %.1f GB/s\n", mem);
   }
   return 0;
 }
