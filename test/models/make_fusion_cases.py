@@ -498,7 +498,10 @@ def channels_tile_cases(root):
               # plane (a ragged last tile row), 1 x 14 on 14x14, a strided
               # 1x1, and two reduction slices (1100 input channels).
               "pw7": (96, (7, 7), 96, 1, 0, 1), "pw14": (64, (14, 14), 112, 1, 0, 1),
-              "pw_s2": (72, (13, 13), 64, 1, 0, 2), "pw7_slices": (1100, (7, 7), 64, 1, 0, 1)}
+              "pw_s2": (72, (13, 13), 64, 1, 0, 2), "pw7_slices": (1100, (7, 7), 64, 1, 0, 1),
+              # 5 panels of 32 channels: 5 tasks made 10 by two row blocks
+              # at a tile row (not at a whole output line).
+              "pw7_odd": (320, (7, 7), 160, 1, 0, 1)}
     for sname, (C, sp, M, k, p, st) in shapes.items():
         nd = len(sp)
         x = randf(1, C, *sp)
