@@ -2267,15 +2267,19 @@ static void ch_tile(cf_emit* e, const cf_ch_plan* q, const ch_ctx* x, int tr, in
   if (e->phase_panels) prow = hc_kb_iadd(kb, prow, hc_kb_i64(kb, e->phase_row0 * pw));
   u.b_base = hc_kb_iadd(kb, prow, hc_kb_imul(kb, x->ic0, hc_kb_i64(kb, ci_rows * pw)));
   u.b_outer = ci_rows * pw;
-  if (!e->phase_panels && q->nr >= pw) {
-    /* Prefetch, shared out among the task's tiles, of the weights that the
-     * tiles read after this chunk: the next slice of the same panels, or
-     * after the last slice the next panel group's first one (the packed
-     * weights are read in memory order). Without it the first tile of each
-     * chunk waited for the weights from memory, then the others read them
-     * from L2: ResNet-50's layer4 (60 MB of weights at batch 1) 23-27%
-     * faster; into L2 (locality 2) measured 2.5% better than locality 1
-     * on the whole model. */
+  /* Prefetch, shared out among the task's tiles, of the weights that the
+   * tiles read after this chunk: the next slice of the same panels, or
+   * after the last slice the next panel group's first one (the packed
+   * weights are read in memory order). Without it the first tile of each
+   * chunk waited for the weights from memory, then the others read them
+   * from L2: ResNet-50's layer4 (60 MB of weights at batch 1) 23-27%
+   * faster; into L2 (locality 2) measured 2.5% better than locality 1
+   * on the whole model. A prefetch takes a load slot: with fewer than 8
+   * pixel broadcasts per step (AVX2's 5 x 2 tiles of a 1x1) it is kept
+   * for weights larger than L2 (ResNet-50's 1 MB layer3 1x1s were 5%
+   * slower with it on AVX2, its 4-9 MB layer4 ones 1-12% faster). */
+  int64_t wbytes = p->G * ((p->Mg + pw - 1) / pw) * K * pw * (int64_t)hx_dtype_size(u.b_st ? u.b_st : p->dt);
+  if (!e->phase_panels && q->nr >= pw && (u.mr * e->P->nterms >= 8 || wbytes >= ((int64_t)2 << 20))) {
     LLVMValueRef next_slice = hc_kb_iadd(kb, u.b_base, hc_kb_imul(kb, x->kcur, hc_kb_i64(kb, ci_rows * pw)));
     LLVMValueRef cn = hc_kb_iadd(kb, c, hc_kb_i64(kb, q->nr));
     LLVMValueRef next_group =
