@@ -348,4 +348,13 @@ enum { HC_PACK_WINOGRAD = 3 };
  * contiguously instead of a stride through every tap of W. */
 enum { HC_PACK_CONVT_PHASES = 4 };
 
+/* Appended HC_PACK_* layout (compiler/ops/integer_ops.c): a MatMulInteger's
+ * constant B minus its (constant) zero point, int16, in the integer
+ * product's K-pair panels: element (k, n) of batch matrix bb at
+ * ((bb*Kp/2 + k/2)*Np + n)*2 + k%2, Kp = K rounded up to even, Np = N
+ * rounded up to 16, zeros in the padding ([B batch][Kp/2][Np][2]). What
+ * the kernel's pack_b would otherwise write into the workspace on every
+ * run. */
+enum { HC_PACK_KPAIRS_I16 = 5 };
+
 #endif /* HARNESS_IR_GRAPH_H */

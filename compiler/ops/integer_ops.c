@@ -41,10 +41,12 @@
  * packing, which would cost as much as the product (see mmi_emit_axpy).
  * Scales, zero points and bias are read at run time.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "compiler/backend/target.h"
+#include "compiler/ops/prepack.h"
 #include "compiler/ops/sliding_window.h"
 #include "harness/artifact_abi.h"
 
@@ -136,6 +138,7 @@ typedef struct ig_prod {
   const hc_value* wz; /* direct W's zero point (NULL: none) */
   int64_t wz_os[HC_MAX_RANK], wz_step;
   uint64_t x_ws_offset; /* bytes from the workspace to packed X */
+  const hc_value* x_const; /* packed X as a constant instead (HC_PACK_KPAIRS_I16), or NULL */
   /* VNNI byte path (ci_use_vnni): X packed as uint8 K-quads, W int8 with
    * zero point 0 read directly, vpdpbusd; the sum of x'·w over k minus
    * zx' times W's row sum (a compile-time table) is the exact sum of
@@ -555,7 +558,8 @@ static hx_status_t ig_emit_product(hc_lower_ctx* lc, const hc_node* n, const ig_
   LLVMValueRef ws = hc_kb_workspace(&kb);
   e.wp = d->w_direct ? hc_kb_ptr(&kb, d->w) : ws;
   if (d->w_direct && d->wz) e.pwz = hc_kb_ptr(&kb, d->wz);
-  e.xp = LLVMBuildGEP2(kb.b, kb.t_i8, ws, (LLVMValueRef[]){hc_kb_i64(&kb, (int64_t)d->x_ws_offset)}, 1, "");
+  e.xp = d->x_const ? hc_kb_ptr(&kb, d->x_const)
+                    : LLVMBuildGEP2(kb.b, kb.t_i8, ws, (LLVMValueRef[]){hc_kb_i64(&kb, (int64_t)d->x_ws_offset)}, 1, "");
   e.yp = hc_kb_ptr(&kb, y);
   ig_requant_setup(&e, IG_MB * PB, PB);
   if (d->vnni) {
@@ -862,11 +866,14 @@ static hx_status_t mmi_setup(const hc_node* n, bool q, mmi_plan* p) {
   } else {
     HX_RETURN_IF_ERROR(hc_check_arity(n, 2, 4, 1, 1));
   }
+  /* A B packed at compile time (hc_mmi_prepack) was checked before; its
+   * geometry is the original's. */
+  bool b_packed = hc_packed_is(n, ib, HC_PACK_KPAIRS_I16);
   HX_RETURN_IF_ERROR(hc_check_dtype(n, ia, q8));
-  HX_RETURN_IF_ERROR(hc_check_dtype(n, ib, q8));
+  if (!b_packed) HX_RETURN_IF_ERROR(hc_check_dtype(n, ib, q8));
   HX_RETURN_IF_ERROR(hc_check_same_dtype(n, ia, iaz));
-  HX_RETURN_IF_ERROR(hc_check_same_dtype(n, ib, ibz));
-  const hc_value *a = n->inputs[ia], *b = n->inputs[ib];
+  if (!b_packed) HX_RETURN_IF_ERROR(hc_check_same_dtype(n, ib, ibz));
+  const hc_value *a = n->inputs[ia], *b = b_packed ? n->packed->original : n->inputs[ib];
   p->a = a;
   p->b = b;
   char s1[128], s2[128];
@@ -955,6 +962,7 @@ static uint64_t mmi_workspace_common(const hc_node* n, bool q) {
   mmi_plan p;
   if (mmi_setup(n, q, &p) != HX_OK) return 0;
   if (p.M <= MMI_AXPY_M) return 0;
+  if (!q && hc_packed_is(n, 1, HC_PACK_KPAIRS_I16)) return mmi_a_bytes(&p);
   return mmi_a_bytes(&p) + (uint64_t)(p.bbatch * mmi_kp(&p) * mmi_np(&p) * 2);
 }
 
@@ -1006,6 +1014,53 @@ static hx_status_t mmi_pack_b(hc_lower_ctx* lc, const hc_node* n, const mmi_plan
   hc_loop_end(&kb, &kl);
   hc_loop_end(&kb, &task);
   hc_kb_end(&kb, (double)p->bbatch * (double)Kp * (double)Np, (double)p->bbatch * (double)Np * (double)(3 * Kp));
+  return HX_OK;
+}
+
+extern const hc_op_desc hc_op_matmul_integer;
+
+/* B's zero point for column `col` of batch matrix bb (0 without one): the
+ * compile-time counterpart of mmi_pack_b's loads. */
+static int32_t mmi_const_bzp(const mmi_plan* p, int64_t bb, int64_t col) {
+  const hc_value* z = p->bzp.v;
+  if (!z) return 0;
+  int64_t off = col * p->bzp.step;
+  for (int i = p->bbr - 1; i >= 0; --i) {
+    off += (bb % p->bdims[i]) * p->bzp.own_bs[i];
+    bb /= p->bdims[i];
+  }
+  return z->dtype == HX_DTYPE_INT8 ? ((const int8_t*)z->data)[off] : ((const uint8_t*)z->data)[off];
+}
+
+hx_status_t hc_mmi_prepack(hc_graph* g, hc_node* n, bool* out_done) {
+  *out_done = false;
+  if (n->op != &hc_op_matmul_integer || n->packed) return HX_OK;
+  mmi_plan p;
+  if (mmi_setup(n, false, &p) != HX_OK) return HX_OK; /* lowering reports it */
+  const hc_value* b = p.b;
+  /* What lower_mmi_common packs: the product path (more than MMI_AXPY_M
+   * rows) of a constant B whose zero point, if any, is constant too. */
+  if (p.M <= MMI_AXPY_M || b->kind != HC_VALUE_CONST || !b->data) return HX_OK;
+  if (p.bzp.v && (p.bzp.v->kind != HC_VALUE_CONST || !p.bzp.v->data)) return HX_OK;
+  if (hc_value_numel(b) != p.bbatch * p.K * p.N || hc_value_numel(n->outputs[0]) == 0) return HX_OK;
+  int64_t Kp = mmi_kp(&p), Np = mmi_np(&p);
+  size_t bytes = (size_t)(p.bbatch * Kp * Np) * 2;
+  int16_t* data = (int16_t*)(void*)hc_graph_alloc_data(g, bytes);
+  if (!data) return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory packing '%s'", b->name);
+  memset(data, 0, bytes);
+  bool sb = b->dtype == HX_DTYPE_INT8;
+  for (int64_t bb = 0; bb < p.bbatch; ++bb)
+    for (int64_t k = 0; k < p.K; ++k)
+      for (int64_t col = 0; col < p.N; ++col) {
+        int64_t si = (bb * p.K + k) * p.N + col;
+        int32_t v = sb ? ((const int8_t*)b->data)[si] : ((const uint8_t*)b->data)[si];
+        data[((bb * Kp / 2 + k / 2) * Np + col) * 2 + k % 2] = (int16_t)(v - mmi_const_bzp(&p, bb, col));
+      }
+  char name[256];
+  snprintf(name, sizeof name, "%s.kpairs", b->name);
+  int64_t dims[4] = {p.bbatch, Kp / 2, Np, 2};
+  HX_RETURN_IF_ERROR(hc_install_packed(g, n, (hc_value*)b, name, HX_DTYPE_INT16, 4, dims, data, HC_PACK_KPAIRS_I16, NULL));
+  *out_done = true;
   return HX_OK;
 }
 
@@ -1172,10 +1227,12 @@ static hx_status_t lower_mmi_common(hc_lower_ctx* lc, hc_node* n, bool q) {
     HX_RETURN_IF_ERROR(ig_pack_rows(lc, n, "pack_a", p.a, p.abatch * p.M, p.K, mmi_kp(&p), 0, p.azp.v, p.abr + 1,
                                     rdims, zs));
   }
-  HX_RETURN_IF_ERROR(mmi_pack_b(lc, n, &p, b_off));
+  bool b_packed = !q && hc_packed_is(n, 1, HC_PACK_KPAIRS_I16);
+  if (!b_packed) HX_RETURN_IF_ERROR(mmi_pack_b(lc, n, &p, b_off));
 
   ig_prod d;
   HX_RETURN_IF_ERROR(mmi_prod(&p, q, L, nr, b_off, &d));
+  if (b_packed) d.x_const = n->inputs[1];
   return ig_emit_product(lc, n, &d, n->outputs[0]);
 }
 

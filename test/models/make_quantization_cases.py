@@ -236,7 +236,7 @@ def requant(acc, mult, yz, yt):
 
 
 def matmul_cases(root):
-    def mmi(name, A, B, az=None, bz=None):
+    def mmi(name, A, B, az=None, bz=None, consts=()):
         ins = ['A', 'B'] + (['az'] if az is not None or bz is not None else []) + (['bz'] if bz is not None else [])
         inputs = [('A', A), ('B', B)]
         if az is None and bz is not None:
@@ -246,7 +246,7 @@ def matmul_cases(root):
         if bz is not None:
             inputs.append(('bz', bz))
         node = helper.make_node('MatMulInteger', ins, ['Y'])
-        save_case(root, name, node, inputs, [('Y', wrap32(int_matmul(A, B, az, bz)))], 10)
+        save_case(root, name, node, inputs, [('Y', wrap32(int_matmul(A, B, az, bz)))], 10, consts)
 
     mmi('mmi_u8_s8_tensor_zp', rand_q(np.uint8, (5, 40)), rand_q(np.int8, (40, 33)), np.uint8(131), np.int8(-9))
     mmi('mmi_s8_u8_row_col_zp', rand_q(np.int8, (37, 300)), rand_q(np.uint8, (300, 70)), rand_q(np.int8, (37,)),
@@ -274,6 +274,18 @@ def matmul_cases(root):
         rand_q(np.uint8, (2, 9, 1)), rand_q(np.int8, (150,)))
     mmi('mmi_odd_k_packed', rand_q(np.int8, (21, 33)), rand_q(np.uint8, (33, 40)), rand_q(np.int8, (21,)),
         np.uint8(77))
+    # constant B (a dynamically quantized layer's weights): packed at
+    # compile time at -O2 and up (HC_PACK_KPAIRS_I16) with its constant zero
+    # point; per column, batched with per-matrix zero points, odd K and a
+    # ragged last vector, uint8 B; a zero point given as an input keeps the
+    # run-time packing
+    mmi('mmi_const_b_col_zp', rand_q(np.uint8, (12, 64)), rand_q(np.int8, (64, 40)), np.uint8(129),
+        rand_q(np.int8, (40,)), consts=('B', 'bz'))
+    mmi('mmi_const_b_batched_odd_k', rand_q(np.uint8, (2, 3, 9, 37)), rand_q(np.int8, (3, 37, 21)),
+        rand_q(np.uint8, (2, 3, 9, 1)), rand_q(np.int8, (3, 1, 21)), consts=('B', 'bz'))
+    mmi('mmi_const_b_u8_no_zp', rand_q(np.int8, (8, 50)), rand_q(np.uint8, (50, 17)), consts=('B',))
+    mmi('mmi_const_b_zp_input', rand_q(np.uint8, (6, 30)), rand_q(np.int8, (30, 33)), np.uint8(3),
+        rand_q(np.int8, (33,)), consts=('B',))
 
     def qmm(name, a, as_, az, b, bs, bz, ys, yz, opset=10):
         node = helper.make_node('QLinearMatMul', ['a', 'as', 'az', 'b', 'bs', 'bz', 'ys', 'yz'], ['y'])
