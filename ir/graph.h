@@ -349,12 +349,12 @@ enum { HC_PACK_WINOGRAD = 3 };
 enum { HC_PACK_CONVT_PHASES = 4 };
 
 /* Appended HC_PACK_* layout (compiler/ops/integer_ops.c): a MatMulInteger's
- * constant B minus its (constant) zero point, int16, in the integer
- * product's K-pair panels: element (k, n) of batch matrix bb at
- * ((bb*Kp/2 + k/2)*Np + n)*2 + k%2, Kp = K rounded up to even, Np = N
- * rounded up to 16, zeros in the padding ([B batch][Kp/2][Np][2]). What
- * the kernel's pack_b would otherwise write into the workspace on every
- * run. */
-enum { HC_PACK_KPAIRS_I16 = 5 };
+ * constant int8 B with zero point 0 and K a multiple of 4, for targets with
+ * 512-bit VNNI (vpdpbusd): element (k, n) of batch matrix bb at
+ * ((bb*K/4 + k/4)*Np + n)*4 + k%4, int8, Np = N rounded up to 16, zeros in
+ * the padding ([B batch][K/4][Np][4]). The layout depends on the target:
+ * each code variant's graph packs its own, and the weights blob keeps one
+ * copy per distinct layout. */
+enum { HC_PACK_KQUADS_S8 = 5 };
 
 #endif /* HARNESS_IR_GRAPH_H */

@@ -20,6 +20,10 @@
  *    zero point 0 take a byte path instead: uint8 activation quads times
  *    broadcast weight quads with vpdpbusd (4 MACs per lane), corrected by
  *    the x zero point times compile-time weight row sums (ci_use_vnni);
+ *    MatMulInteger with a constant int8 B of zero point 0 likewise, the
+ *    roles swapped: A's quads broadcast (uint8, or int8 offset by 128)
+ *    times B's int8 quads packed at compile time (hc_mmi_prepack),
+ *    corrected by A's zero point times B's column sums;
  *  - W (a convolution's weights, a matrix product's A) is read directly
  *    from its 8-bit tensor when K is even (the zero point subtracted in
  *    registers), else from int16 rows packed once per run with a zero pad;
@@ -138,7 +142,15 @@ typedef struct ig_prod {
   const hc_value* wz; /* direct W's zero point (NULL: none) */
   int64_t wz_os[HC_MAX_RANK], wz_step;
   uint64_t x_ws_offset; /* bytes from the workspace to packed X */
-  const hc_value* x_const; /* packed X as a constant instead (HC_PACK_KPAIRS_I16), or NULL */
+  const hc_value* x_const; /* packed X as a constant instead (HC_PACK_KQUADS_S8), or NULL */
+  /* MatMulInteger's VNNI byte path (HC_PACK_KQUADS_S8): W is A's 8-bit rows
+   * (K a multiple of 4; a quad broadcast as the unsigned operand, offset
+   * by 128 when A is signed), X the constant int8 B in K-quads (zero point
+   * 0); the sum is corrected by A's zero point (+128) times B's column
+   * sums (a compile-time table, Pp per B matrix, cs_os per outer
+   * problem). */
+  bool vnni_bq, a_signed;
+  int64_t cs_os[HC_MAX_RANK];
   /* VNNI byte path (ci_use_vnni): X packed as uint8 K-quads, W int8 with
    * zero point 0 read directly, vpdpbusd; the sum of x'·w over k minus
    * zx' times W's row sum (a compile-time table) is the exact sum of
@@ -170,6 +182,7 @@ typedef struct ig_emit {
   LLVMValueRef tile, m0, p0; /* int32 sums of the task's block */
   int64_t tile_ld;           /* tile row stride */
   LLVMValueRef rs, rs_off, xzq; /* VNNI: row sums, their offset, zx' (i32) */
+  LLVMValueRef cs, cs_off;      /* vnni_bq: B's column sums, their offset */
   LLVMValueRef acc[IG_MR * IG_MAX_NR];
 } ig_emit;
 
@@ -420,17 +433,46 @@ static void ig_micro(ig_emit* e, int r, int c, LLVMValueRef m, LLVMValueRef p) {
       LLVMValueRef idx = hc_kb_iadd(kb, wrow[i], k4);
       LLVMValueRef wi = LLVMBuildLoad2(b, kb->t_i32, LLVMBuildGEP2(b, kb->t_i8, e->wp, &idx, 1, ""), "");
       LLVMSetAlignment(wi, 1);
+      if (d->vnni_bq && d->a_signed) wi = LLVMBuildXor(b, wi, hc_kb_i32(kb, (int32_t)0x80808080u), "");
       LLVMValueRef wb = hc_kb_splat(kb, wi, VL);
       for (int j = 0; j < c; ++j) {
         LLVMValueRef a = e->acc[i * c + j];
+        /* vpdpbusd: unsigned bytes of the second operand times signed
+         * bytes of the third (X' times W, or A' times B). */
+        LLVMValueRef u8v = d->vnni_bq ? wb : xv[j], s8v = d->vnni_bq ? xv[j] : wb;
         LLVMValueRef r2 = call_fixed_intrinsic(kb, "llvm.x86.avx512.vpdpbusd.512",
-                                               (LLVMValueRef[]){LLVMBuildLoad2(b, e->vacc, a, ""), xv[j], wb}, 3);
+                                               (LLVMValueRef[]){LLVMBuildLoad2(b, e->vacc, a, ""), u8v, s8v}, 3);
         if (LLVMTypeOf(r2) != e->vacc) r2 = LLVMBuildBitCast(b, r2, e->vacc, "");
         LLVMBuildStore(b, r2, a);
       }
     }
     hc_loop_end(kb, &kl);
-    for (int i = 0; i < r; ++i) {
+    for (int i = 0; d->vnni_bq && i < r; ++i) {
+      LLVMValueRef trow = hc_kb_imul(kb, LLVMBuildSub(b, hc_kb_iadd(kb, m, hc_kb_i64(kb, i)), e->m0, ""),
+                                     hc_kb_i64(kb, e->tile_ld));
+      trow = hc_kb_iadd(kb, trow, LLVMBuildSub(b, p, e->p0, ""));
+      /* A's zero point of this row (+128 for signed A), times B's column
+       * sums: sum (a - za) b = sum a' b - za' sum b. */
+      LLVMValueRef za = hc_kb_i32(kb, d->a_signed ? 128 : 0);
+      if (d->wz) {
+        LLVMValueRef mi = hc_kb_iadd(kb, m, hc_kb_i64(kb, i));
+        LLVMValueRef z = hc_kb_load(kb, d->wz->dtype, e->pwz,
+                                    hc_kb_iadd(kb, e->wz_off, hc_kb_imul(kb, mi, hc_kb_i64(kb, d->wz_step))));
+        za = LLVMBuildAdd(b, hc_kb_convert(kb, z, d->wz->dtype, HX_DTYPE_INT32), za, "");
+      }
+      LLVMValueRef zav = hc_kb_splat(kb, za, VL);
+      for (int j = 0; j < c; ++j) {
+        LLVMValueRef ci = hc_kb_iadd(kb, e->cs_off, hc_kb_iadd(kb, p, hc_kb_i64(kb, (int64_t)j * VL)));
+        LLVMValueRef csv = LLVMBuildLoad2(b, e->vacc, hc_kb_gep(kb, HX_DTYPE_INT32, e->cs, ci), "");
+        LLVMSetAlignment(csv, 4);
+        LLVMValueRef v = LLVMBuildSub(b, LLVMBuildLoad2(b, e->vacc, e->acc[i * c + j], ""),
+                                      LLVMBuildMul(b, csv, zav, ""), "");
+        LLVMValueRef st = LLVMBuildStore(
+            b, v, hc_kb_gep(kb, HX_DTYPE_INT32, e->tile, hc_kb_iadd(kb, trow, hc_kb_i64(kb, (int64_t)j * VL))));
+        LLVMSetAlignment(st, 4);
+      }
+    }
+    for (int i = 0; !d->vnni_bq && i < r; ++i) {
       LLVMValueRef trow = hc_kb_imul(kb, LLVMBuildSub(b, hc_kb_iadd(kb, m, hc_kb_i64(kb, i)), e->m0, ""),
                                      hc_kb_i64(kb, e->tile_ld));
       trow = hc_kb_iadd(kb, trow, LLVMBuildSub(b, p, e->p0, ""));
@@ -562,7 +604,21 @@ static hx_status_t ig_emit_product(hc_lower_ctx* lc, const hc_node* n, const ig_
                     : LLVMBuildGEP2(kb.b, kb.t_i8, ws, (LLVMValueRef[]){hc_kb_i64(&kb, (int64_t)d->x_ws_offset)}, 1, "");
   e.yp = hc_kb_ptr(&kb, y);
   ig_requant_setup(&e, IG_MB * PB, PB);
-  if (d->vnni) {
+  if (d->vnni_bq) {
+    /* B's column sums per matrix, from its packed quads. */
+    int64_t Pp = d->Pp, Kq = d->Kp / 4, nb = hc_value_numel(d->x_const) / (d->Kp * Pp);
+    const int8_t* q8 = (const int8_t*)d->x_const->data;
+    LLVMValueRef* vals = malloc(sizeof(LLVMValueRef) * (size_t)(nb * Pp));
+    if (!vals) return hc_node_error(n, HX_STATUS_OUT_OF_MEMORY, "out of memory (column sums)");
+    for (int64_t bb = 0; bb < nb; ++bb)
+      for (int64_t col = 0; col < Pp; ++col) {
+        int32_t sum = 0;
+        for (int64_t k = 0; k < Kq * 4; ++k) sum += q8[((bb * Kq + k / 4) * Pp + col) * 4 + k % 4];
+        vals[bb * Pp + col] = LLVMConstInt(kb.t_i32, (unsigned long long)(uint32_t)sum, 0);
+      }
+    e.cs = hc_kb_const_table(lc, LLVMConstArray2(kb.t_i32, vals, (uint64_t)(nb * Pp)), "qcolsum", 64);
+    free(vals);
+  } else if (d->vnni) {
     int64_t Mall = d->w->dims[0], K = d->w_kc, K4 = d->w_ld;
     const int8_t* w8 = (const int8_t*)d->w->data;
     LLVMValueRef* vals = malloc(sizeof(LLVMValueRef) * (size_t)(Mall > Mall * K4 ? Mall : Mall * K4));
@@ -599,7 +655,8 @@ static hx_status_t ig_emit_product(hc_lower_ctx* lc, const hc_node* n, const ig_
   e.x_off = coord_offset(&kb, o, d->outer_rank, d->outer_dims, d->x_os);
   e.y_off = hc_kb_imul(&kb, o, hc_kb_i64(&kb, d->Mt * d->Pt));
   if (d->w_direct && d->wz) e.wz_off = coord_offset(&kb, o, d->outer_rank, d->outer_dims, d->wz_os);
-  if (d->vnni) e.rs_off = coord_offset(&kb, o, d->outer_rank, d->outer_dims, d->rs_os);
+  if (d->vnni && !d->vnni_bq) e.rs_off = coord_offset(&kb, o, d->outer_rank, d->outer_dims, d->rs_os);
+  if (d->vnni_bq) e.cs_off = coord_offset(&kb, o, d->outer_rank, d->outer_dims, d->cs_os);
   if (d->yt != HX_DTYPE_INT32) {
     e.sm_off = coord_offset(&kb, o, d->outer_rank, d->outer_dims, d->sm_os);
     e.sp_off = coord_offset(&kb, o, d->outer_rank, d->outer_dims, d->sp_os);
@@ -868,7 +925,7 @@ static hx_status_t mmi_setup(const hc_node* n, bool q, mmi_plan* p) {
   }
   /* A B packed at compile time (hc_mmi_prepack) was checked before; its
    * geometry is the original's. */
-  bool b_packed = hc_packed_is(n, ib, HC_PACK_KPAIRS_I16);
+  bool b_packed = hc_packed_is(n, ib, HC_PACK_KQUADS_S8);
   HX_RETURN_IF_ERROR(hc_check_dtype(n, ia, q8));
   if (!b_packed) HX_RETURN_IF_ERROR(hc_check_dtype(n, ib, q8));
   HX_RETURN_IF_ERROR(hc_check_same_dtype(n, ia, iaz));
@@ -962,7 +1019,7 @@ static uint64_t mmi_workspace_common(const hc_node* n, bool q) {
   mmi_plan p;
   if (mmi_setup(n, q, &p) != HX_OK) return 0;
   if (p.M <= MMI_AXPY_M) return 0;
-  if (!q && hc_packed_is(n, 1, HC_PACK_KPAIRS_I16)) return mmi_a_bytes(&p);
+  if (!q && hc_packed_is(n, 1, HC_PACK_KQUADS_S8)) return mmi_a_bytes(&p);
   return mmi_a_bytes(&p) + (uint64_t)(p.bbatch * mmi_kp(&p) * mmi_np(&p) * 2);
 }
 
@@ -1019,47 +1076,55 @@ static hx_status_t mmi_pack_b(hc_lower_ctx* lc, const hc_node* n, const mmi_plan
 
 extern const hc_op_desc hc_op_matmul_integer;
 
-/* B's zero point for column `col` of batch matrix bb (0 without one): the
- * compile-time counterpart of mmi_pack_b's loads. */
-static int32_t mmi_const_bzp(const mmi_plan* p, int64_t bb, int64_t col) {
-  const hc_value* z = p->bzp.v;
-  if (!z) return 0;
-  int64_t off = col * p->bzp.step;
-  for (int i = p->bbr - 1; i >= 0; --i) {
-    off += (bb % p->bdims[i]) * p->bzp.own_bs[i];
-    bb /= p->bdims[i];
-  }
-  return z->dtype == HX_DTYPE_INT8 ? ((const int8_t*)z->data)[off] : ((const uint8_t*)z->data)[off];
+/* Whether the integer product on target t has 512-bit vectors (ig_lanes
+ * gives 32) and vpdpbusd: MatMulInteger's byte path. */
+static bool mmi_vnni_target(const hc_target* t) {
+  uint64_t f = t ? t->required_features : 0;
+  if (!t || t->vector_bits <= 256 || !(f & HX_CPU_AVX512BW) || !(f & HX_CPU_AVX2) || !(f & HX_CPU_AVX512VNNI))
+    return false;
+  const char* name = "llvm.x86.avx512.vpdpbusd.512";
+  return LLVMLookupIntrinsicID(name, strlen(name)) != 0;
 }
 
-hx_status_t hc_mmi_prepack(hc_graph* g, hc_node* n, bool* out_done) {
+/* B's zero point is absent or constant zeros. */
+static bool mmi_bzp_zero(const mmi_plan* p) {
+  const hc_value* z = p->bzp.v;
+  if (!z) return true;
+  if (z->kind != HC_VALUE_CONST || !z->data) return false;
+  const uint8_t* d = z->data;
+  for (int64_t i = 0; i < hc_value_numel(z); ++i)
+    if (d[i]) return false;
+  return true;
+}
+
+hx_status_t hc_mmi_prepack(hc_graph* g, hc_node* n, const hc_target* target, bool* out_done) {
   *out_done = false;
-  if (n->op != &hc_op_matmul_integer || n->packed) return HX_OK;
+  if (n->op != &hc_op_matmul_integer || n->packed || !mmi_vnni_target(target)) return HX_OK;
   mmi_plan p;
   if (mmi_setup(n, false, &p) != HX_OK) return HX_OK; /* lowering reports it */
   const hc_value* b = p.b;
-  /* What lower_mmi_common packs: the product path (more than MMI_AXPY_M
-   * rows) of a constant B whose zero point, if any, is constant too. */
-  if (p.M <= MMI_AXPY_M || b->kind != HC_VALUE_CONST || !b->data) return HX_OK;
-  if (p.bzp.v && (p.bzp.v->kind != HC_VALUE_CONST || !p.bzp.v->data)) return HX_OK;
+  /* The product path (more than MMI_AXPY_M rows) of a constant int8 B with
+   * zero point 0 and whole quads of K, its batch its own dense matrices.
+   * The K-quads hold as many bytes as B (plus the column padding); other
+   * targets keep B as is and pack it into int16 pairs per run, which in the
+   * artifact would double a dynamically quantized model's weights. */
+  if (p.M <= MMI_AXPY_M || b->kind != HC_VALUE_CONST || !b->data || b->dtype != HX_DTYPE_INT8) return HX_OK;
+  if (p.K % 4 || !mmi_bzp_zero(&p)) return HX_OK;
   if (hc_value_numel(b) != p.bbatch * p.K * p.N || hc_value_numel(n->outputs[0]) == 0) return HX_OK;
-  int64_t Kp = mmi_kp(&p), Np = mmi_np(&p);
-  size_t bytes = (size_t)(p.bbatch * Kp * Np) * 2;
-  int16_t* data = (int16_t*)(void*)hc_graph_alloc_data(g, bytes);
-  if (!data) return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory packing '%s'", b->name);
-  memset(data, 0, bytes);
-  bool sb = b->dtype == HX_DTYPE_INT8;
+  int64_t Np = mmi_np(&p), Kq = p.K / 4;
+  size_t bytes = (size_t)(p.bbatch * p.K * Np);
+  int8_t* q8 = (int8_t*)hc_graph_alloc_data(g, bytes);
+  if (!q8) return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory packing '%s'", b->name);
+  memset(q8, 0, bytes);
+  const int8_t* src = (const int8_t*)b->data;
   for (int64_t bb = 0; bb < p.bbatch; ++bb)
     for (int64_t k = 0; k < p.K; ++k)
-      for (int64_t col = 0; col < p.N; ++col) {
-        int64_t si = (bb * p.K + k) * p.N + col;
-        int32_t v = sb ? ((const int8_t*)b->data)[si] : ((const uint8_t*)b->data)[si];
-        data[((bb * Kp / 2 + k / 2) * Np + col) * 2 + k % 2] = (int16_t)(v - mmi_const_bzp(&p, bb, col));
-      }
+      for (int64_t col = 0; col < p.N; ++col)
+        q8[((bb * Kq + k / 4) * Np + col) * 4 + k % 4] = src[(bb * p.K + k) * p.N + col];
   char name[256];
-  snprintf(name, sizeof name, "%s.kpairs", b->name);
-  int64_t dims[4] = {p.bbatch, Kp / 2, Np, 2};
-  HX_RETURN_IF_ERROR(hc_install_packed(g, n, (hc_value*)b, name, HX_DTYPE_INT16, 4, dims, data, HC_PACK_KPAIRS_I16, NULL));
+  snprintf(name, sizeof name, "%s.kquads", b->name);
+  int64_t dims[4] = {p.bbatch, Kq, Np, 4};
+  HX_RETURN_IF_ERROR(hc_install_packed(g, n, (hc_value*)b, name, HX_DTYPE_INT8, 4, dims, q8, HC_PACK_KQUADS_S8, NULL));
   *out_done = true;
   return HX_OK;
 }
@@ -1227,12 +1292,23 @@ static hx_status_t lower_mmi_common(hc_lower_ctx* lc, hc_node* n, bool q) {
     HX_RETURN_IF_ERROR(ig_pack_rows(lc, n, "pack_a", p.a, p.abatch * p.M, p.K, mmi_kp(&p), 0, p.azp.v, p.abr + 1,
                                     rdims, zs));
   }
-  bool b_packed = !q && hc_packed_is(n, 1, HC_PACK_KPAIRS_I16);
-  if (!b_packed) HX_RETURN_IF_ERROR(mmi_pack_b(lc, n, &p, b_off));
+  bool quads = !q && hc_packed_is(n, 1, HC_PACK_KQUADS_S8);
+  if (quads && L != 32)
+    return hc_node_error(n, HX_STATUS_INTERNAL, "B was packed for 512-bit VNNI but the target's product has %u lanes", L);
+  if (!quads) HX_RETURN_IF_ERROR(mmi_pack_b(lc, n, &p, b_off));
 
   ig_prod d;
   HX_RETURN_IF_ERROR(mmi_prod(&p, q, L, nr, b_off, &d));
-  if (b_packed) d.x_const = n->inputs[1];
+  if (quads) {
+    d.x_const = n->inputs[1];
+    /* K is a multiple of 4: A's rows are read in place as quads, and the
+     * packed B's matrices are K x Np bytes (mmi_prod's x_os, Kp = K). */
+    d.vnni = d.vnni_bq = true;
+    d.a_signed = hc_dtype_is_signed(p.a->dtype);
+    int64_t own[HC_MAX_RANK];
+    bcast_strides(p.bbr, p.bdims, d.Pp, own);
+    align_batch(p.br, p.bbr, own, d.cs_os);
+  }
   return ig_emit_product(lc, n, &d, n->outputs[0]);
 }
 

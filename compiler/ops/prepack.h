@@ -27,9 +27,11 @@ bool hc_conv_fast(const hc_node* n);
  * when the node's weight is not a constant or its kernel reads it as is). */
 hx_status_t hc_matmul_prepack(hc_graph* g, hc_node* n, bool* out_done);
 hx_status_t hc_conv_prepack(hc_graph* g, hc_node* n, bool* out_done);
-/* MatMulInteger's constant B (and zero point) in the integer product's
- * K-pair panels (HC_PACK_KPAIRS_I16, compiler/ops/integer_ops.c). */
-hx_status_t hc_mmi_prepack(hc_graph* g, hc_node* n, bool* out_done);
+/* MatMulInteger's constant int8 B (zero point 0, K a multiple of 4) in the
+ * K-quads of the VNNI byte path, where `target` has it (HC_PACK_KQUADS_S8,
+ * compiler/ops/integer_ops.c); other targets pack B per run. */
+struct hc_target;
+hx_status_t hc_mmi_prepack(hc_graph* g, hc_node* n, const struct hc_target* target, bool* out_done);
 
 /* Adds the packed constant `name` (elem, rank/dims, `data` from
  * hc_graph_alloc_data) of input 1 of n, records hc_node.packed with

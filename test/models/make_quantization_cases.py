@@ -286,6 +286,19 @@ def matmul_cases(root):
     mmi('mmi_const_b_u8_no_zp', rand_q(np.int8, (8, 50)), rand_q(np.uint8, (50, 17)), consts=('B',))
     mmi('mmi_const_b_zp_input', rand_q(np.uint8, (6, 30)), rand_q(np.int8, (30, 33)), np.uint8(3),
         rand_q(np.int8, (33,)), consts=('B',))
+    # the VNNI byte path on 512-bit VNNI targets (HC_PACK_KQUADS_S8): int8 B
+    # with zero point 0 (absent or zeros), K a multiple of 4; uint8 and int8
+    # A (offset by 128 in the kernel), per-tensor and per-row zero points,
+    # batch dims, a ragged last vector, the int32 extremes
+    mmi('mmi_const_b_vnni_u8a', rand_q(np.uint8, (12, 64)), rand_q(np.int8, (64, 40)), np.uint8(131),
+        consts=('B',))
+    mmi('mmi_const_b_vnni_s8a_batched_row_zp', rand_q(np.int8, (2, 3, 9, 36)), rand_q(np.int8, (3, 36, 21)),
+        rand_q(np.int8, (2, 3, 9, 1)), np.zeros((3, 1, 21), np.int8), consts=('B', 'bz'))
+    mmi('mmi_const_b_vnni_s8a_no_zp', rand_q(np.int8, (8, 128)), rand_q(np.int8, (128, 17)), consts=('B',))
+    mmi('mmi_const_b_vnni_bz_input', rand_q(np.uint8, (7, 32)), rand_q(np.int8, (32, 18)), np.uint8(9),
+        np.zeros((18,), np.int8), consts=('B',))
+    mmi('mmi_const_b_vnni_extremes', np.full((6, 512), -128, np.int8), np.full((512, 5), -128, np.int8),
+        np.int8(127), np.int8(0), consts=('B', 'bz'))
 
     def qmm(name, a, as_, az, b, bs, bz, ys, yz, opset=10):
         node = helper.make_node('QLinearMatMul', ['a', 'as', 'az', 'b', 'bs', 'bz', 'ys', 'yz'], ['y'])
