@@ -33,7 +33,7 @@
 #define FUSE_MAX_OPS 32
 
 extern const hc_op_desc hc_op_conv, hc_op_conv_transpose, hc_op_gemm, hc_op_matmul, hc_op_fused_elementwise,
-    hc_op_matmul_integer;
+    hc_op_matmul_integer, hc_op_qlinear_matmul;
 
 /* Consumers of every value (live nodes, one entry per input slot). */
 typedef struct uses {
@@ -440,7 +440,7 @@ static hx_status_t run_pack_weights(hc_pass_ctx* ctx, hc_graph* g) {
       HX_RETURN_IF_ERROR(hc_matmul_prepack(g, n, &done));
     else if (n->op == &hc_op_conv || n->op == &hc_op_conv_transpose)
       HX_RETURN_IF_ERROR(hc_conv_prepack(g, n, &done));
-    else if (n->op == &hc_op_matmul_integer)
+    else if (n->op == &hc_op_matmul_integer || n->op == &hc_op_qlinear_matmul)
       HX_RETURN_IF_ERROR(hc_mmi_prepack(g, n, ctx->target, &done));
     packed += done;
   }

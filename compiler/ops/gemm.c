@@ -1145,6 +1145,12 @@ int hc_pack_panel_width(hx_dtype_t dt) { return dt == HX_DTYPE_FLOAT64 ? 8 : 16;
 
 hx_status_t hc_install_packed(hc_graph* g, hc_node* n, hc_value* original, const char* name, hx_dtype_t elem,
                               int rank, const int64_t* dims, void* data, int layout, hc_packed_input** out) {
+  return hc_install_packed_at(g, n, 1, original, name, elem, rank, dims, data, layout, out);
+}
+
+hx_status_t hc_install_packed_at(hc_graph* g, hc_node* n, int input, hc_value* original, const char* name,
+                                 hx_dtype_t elem, int rank, const int64_t* dims, void* data, int layout,
+                                 hc_packed_input** out) {
   hc_value* pv;
   HX_RETURN_IF_ERROR(hc_graph_add_value(g, name, elem, rank, dims, &pv));
   pv->kind = HC_VALUE_CONST;
@@ -1152,11 +1158,11 @@ hx_status_t hc_install_packed(hc_graph* g, hc_node* n, hc_value* original, const
   hc_packed_input* pk = hc_arena_alloc(&g->arena, sizeof *pk);
   if (!pk) return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory packing '%s'", original->name);
   memset(pk, 0, sizeof *pk);
-  pk->input = 1;
+  pk->input = input;
   pk->layout = layout;
   pk->original = original;
   n->packed = pk;
-  n->inputs[1] = pv;
+  n->inputs[input] = pv;
   if (out) *out = pk;
   return HX_OK;
 }

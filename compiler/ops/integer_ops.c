@@ -1023,7 +1023,7 @@ static uint64_t mmi_workspace_common(const hc_node* n, bool q) {
   mmi_plan p;
   if (mmi_setup(n, q, &p) != HX_OK) return 0;
   if (p.M <= MMI_AXPY_M) return 0;
-  if (!q && hc_packed_is(n, 1, HC_PACK_KQUADS_S8)) return 0;
+  if (hc_packed_is(n, q ? 3 : 1, HC_PACK_KQUADS_S8)) return 0;
   return mmi_a_bytes(&p, true) + (uint64_t)(p.bbatch * mmi_kp(&p) * mmi_np(&p) * 2);
 }
 
@@ -1078,7 +1078,7 @@ static hx_status_t mmi_pack_b(hc_lower_ctx* lc, const hc_node* n, const mmi_plan
   return HX_OK;
 }
 
-extern const hc_op_desc hc_op_matmul_integer;
+extern const hc_op_desc hc_op_matmul_integer, hc_op_qlinear_matmul;
 
 /* Whether the integer product on target t has 512-bit vectors (ig_lanes
  * gives 32) and vpdpbusd: MatMulInteger's byte path. */
@@ -1103,9 +1103,10 @@ static bool mmi_bzp_zero(const mmi_plan* p) {
 
 hx_status_t hc_mmi_prepack(hc_graph* g, hc_node* n, const hc_target* target, bool* out_done) {
   *out_done = false;
-  if (n->op != &hc_op_matmul_integer || n->packed || !mmi_vnni_target(target)) return HX_OK;
+  bool q = n->op == &hc_op_qlinear_matmul;
+  if ((!q && n->op != &hc_op_matmul_integer) || n->packed || !mmi_vnni_target(target)) return HX_OK;
   mmi_plan p;
-  if (mmi_setup(n, false, &p) != HX_OK) return HX_OK; /* lowering reports it */
+  if (mmi_setup(n, q, &p) != HX_OK) return HX_OK; /* lowering reports it */
   const hc_value* b = p.b;
   /* The product path (more than MMI_AXPY_M rows) of a constant int8 B with
    * zero point 0 and whole quads of K, its batch its own dense matrices.
@@ -1128,7 +1129,8 @@ hx_status_t hc_mmi_prepack(hc_graph* g, hc_node* n, const hc_target* target, boo
   char name[256];
   snprintf(name, sizeof name, "%s.kquads", b->name);
   int64_t dims[4] = {p.bbatch, Kq, Np, 4};
-  HX_RETURN_IF_ERROR(hc_install_packed(g, n, (hc_value*)b, name, HX_DTYPE_INT8, 4, dims, q8, HC_PACK_KQUADS_S8, NULL));
+  HX_RETURN_IF_ERROR(
+      hc_install_packed_at(g, n, q ? 3 : 1, (hc_value*)b, name, HX_DTYPE_INT8, 4, dims, q8, HC_PACK_KQUADS_S8, NULL));
   *out_done = true;
   return HX_OK;
 }
@@ -1286,7 +1288,7 @@ static hx_status_t lower_mmi_common(hc_lower_ctx* lc, hc_node* n, bool q) {
     return mmi_emit_axpy(lc, n, &p, &d);
   }
   unsigned nr, L = ig_lanes(lc, &nr);
-  bool quads = !q && hc_packed_is(n, 1, HC_PACK_KQUADS_S8);
+  bool quads = hc_packed_is(n, q ? 3 : 1, HC_PACK_KQUADS_S8);
   if (quads && L != 32)
     return hc_node_error(n, HX_STATUS_INTERNAL, "B was packed for 512-bit VNNI but the target's product has %u lanes", L);
   uint64_t b_off = mmi_a_bytes(&p, !quads);
@@ -1305,7 +1307,7 @@ static hx_status_t lower_mmi_common(hc_lower_ctx* lc, hc_node* n, bool q) {
   ig_prod d;
   HX_RETURN_IF_ERROR(mmi_prod(&p, q, L, nr, b_off, !quads, &d));
   if (quads) {
-    d.x_const = n->inputs[1];
+    d.x_const = n->inputs[q ? 3 : 1];
     /* K is a multiple of 4: A's rows are read in place as quads, and the
      * packed B's matrices are K x Np bytes (mmi_prod's x_os, Kp = K). */
     d.vnni = d.vnni_bq = true;

@@ -27,9 +27,10 @@ bool hc_conv_fast(const hc_node* n);
  * when the node's weight is not a constant or its kernel reads it as is). */
 hx_status_t hc_matmul_prepack(hc_graph* g, hc_node* n, bool* out_done);
 hx_status_t hc_conv_prepack(hc_graph* g, hc_node* n, bool* out_done);
-/* MatMulInteger's constant int8 B (zero point 0, K a multiple of 4) in the
- * K-quads of the VNNI byte path, where `target` has it (HC_PACK_KQUADS_S8,
- * compiler/ops/integer_ops.c); other targets pack B per run. */
+/* MatMulInteger's or QLinearMatMul's constant int8 B (zero point 0, K a
+ * multiple of 4) in the K-quads of the VNNI byte path, where `target` has
+ * it (HC_PACK_KQUADS_S8, compiler/ops/integer_ops.c); other targets pack B
+ * per run. */
 struct hc_target;
 hx_status_t hc_mmi_prepack(hc_graph* g, hc_node* n, const struct hc_target* target, bool* out_done);
 
@@ -39,6 +40,10 @@ hx_status_t hc_mmi_prepack(hc_graph* g, hc_node* n, const struct hc_target* targ
  * *out (may be NULL): the record, for layout-specific fields. */
 hx_status_t hc_install_packed(hc_graph* g, hc_node* n, hc_value* original, const char* name, hx_dtype_t elem,
                               int rank, const int64_t* dims, void* data, int layout, struct hc_packed_input** out);
+/* The same for input `input` (QLinearMatMul's B is input 3). */
+hx_status_t hc_install_packed_at(hc_graph* g, hc_node* n, int input, hc_value* original, const char* name,
+                                 hx_dtype_t elem, int rank, const int64_t* dims, void* data, int layout,
+                                 struct hc_packed_input** out);
 /* The end both panel prepacks share: `data` (from hc_graph_alloc_data) holds
  * `bytes` of panels of input 1 of n in `elem` (dims: [batches, panels, K,
  * pw]); for INT8 the narrowed copy's scales are appended after them. Adds

@@ -300,7 +300,7 @@ def matmul_cases(root):
     mmi('mmi_const_b_vnni_extremes', np.full((6, 512), -128, np.int8), np.full((512, 5), -128, np.int8),
         np.int8(127), np.int8(0), consts=('B', 'bz'))
 
-    def qmm(name, a, as_, az, b, bs, bz, ys, yz, opset=10):
+    def qmm(name, a, as_, az, b, bs, bz, ys, yz, opset=10, consts=()):
         node = helper.make_node('QLinearMatMul', ['a', 'as', 'az', 'b', 'bs', 'bz', 'ys', 'yz'], ['y'])
         acc = wrap32(int_matmul(a, b, az, bz)).astype(np.int64)
         if isinstance(as_, BF16):
@@ -312,11 +312,19 @@ def matmul_cases(root):
             mult = (zp_expand_a(as_, a) * zp_expand_b(bs, b)) / np.asarray(ys).reshape(())
         y = requant(acc, np.asarray(mult), yz, np.asarray(yz).dtype.type)
         save_case(root, name, node, [('a', a), ('as', as_), ('az', az), ('b', b), ('bs', bs), ('bz', bz), ('ys', ys),
-                                     ('yz', yz)], [('y', y)], opset)
+                                     ('yz', yz)], [('y', y)], opset, consts)
 
     f32 = np.float32
     qmm('qmm_u8_tensor', rand_q(np.uint8, (9, 50)), f32(0.02), np.uint8(120), rand_q(np.uint8, (50, 11)), f32(0.015),
         np.uint8(130), f32(0.6), np.uint8(128))
+    # constant int8 B with zero point 0 (a QDQ model's MatMul weights): the
+    # VNNI byte path on 512-bit VNNI targets, requantized per column
+    qmm('qmm_const_b_vnni_u8a_col_scale', rand_q(np.uint8, (10, 64)), f32(0.02), np.uint8(117),
+        rand_q(np.int8, (64, 35)), (RNG.random(35) * 0.05 + 0.01).astype(f32), np.zeros((35,), np.int8), f32(0.7),
+        np.uint8(128), consts=('b', 'bs', 'bz'))
+    qmm('qmm_const_b_vnni_s8a_batched', rand_q(np.int8, (2, 6, 40)), (RNG.random((2, 6, 1)) * 0.05 + 0.01).astype(f32),
+        rand_q(np.int8, (2, 6, 1)), rand_q(np.int8, (2, 40, 19)), f32(0.03), np.int8(0), f32(0.5), np.int8(-3),
+        consts=('b', 'bs', 'bz'))
     qmm('qmm_s8_row_col', rand_q(np.int8, (7, 45)), (RNG.random(7) * 0.05 + 0.01).astype(f32), rand_q(np.int8, (7,)),
         rand_q(np.int8, (45, 13)), (RNG.random(13) * 0.05 + 0.01).astype(f32), rand_q(np.int8, (13,)), f32(0.9),
         np.int8(-10))
