@@ -349,7 +349,7 @@ enum { HC_PACK_WINOGRAD = 3 };
 enum { HC_PACK_CONVT_PHASES = 4 };
 
 /* Appended HC_PACK_* layout (compiler/ops/integer_ops.c): a MatMulInteger's
- * constant int8 B with zero point 0 and K a multiple of 4, for targets with
+ * or QLinearMatMul's constant int8 B with zero point 0 and K a multiple of 4, for targets with
  * 512-bit VNNI (vpdpbusd): element (k, n) of batch matrix bb at
  * ((bb*K/4 + k/4)*Np + n)*4 + k%4, int8, Np = N rounded up to 16, zeros in
  * the padding ([B batch][K/4][Np][4]). The layout depends on the target:

@@ -20,8 +20,8 @@
  *    zero point 0 take a byte path instead: uint8 activation quads times
  *    broadcast weight quads with vpdpbusd (4 MACs per lane), corrected by
  *    the x zero point times compile-time weight row sums (ci_use_vnni);
- *    MatMulInteger with a constant int8 B of zero point 0 likewise, the
- *    roles swapped: A's quads broadcast (uint8, or int8 offset by 128)
+ *    MatMulInteger and QLinearMatMul with a constant int8 B of zero
+ *    point 0 likewise, the roles swapped: A's quads broadcast (uint8, or int8 offset by 128)
  *    times B's int8 quads packed at compile time (hc_mmi_prepack),
  *    corrected by A's zero point times B's column sums;
  *  - W (a convolution's weights) is read directly from its 8-bit tensor
@@ -144,7 +144,7 @@ typedef struct ig_prod {
   int64_t wz_os[HC_MAX_RANK], wz_step;
   uint64_t x_ws_offset; /* bytes from the workspace to packed X */
   const hc_value* x_const; /* packed X as a constant instead (HC_PACK_KQUADS_S8), or NULL */
-  /* MatMulInteger's VNNI byte path (HC_PACK_KQUADS_S8): W is A's 8-bit rows
+  /* The matrix products' VNNI byte path (HC_PACK_KQUADS_S8): W is A's 8-bit rows
    * (K a multiple of 4; a quad broadcast as the unsigned operand, offset
    * by 128 when A is signed), X the constant int8 B in K-quads (zero point
    * 0); the sum is corrected by A's zero point (+128) times B's column
@@ -448,38 +448,33 @@ static void ig_micro(ig_emit* e, int r, int c, LLVMValueRef m, LLVMValueRef p) {
       }
     }
     hc_loop_end(kb, &kl);
-    for (int i = 0; d->vnni_bq && i < r; ++i) {
-      LLVMValueRef trow = hc_kb_imul(kb, LLVMBuildSub(b, hc_kb_iadd(kb, m, hc_kb_i64(kb, i)), e->m0, ""),
-                                     hc_kb_i64(kb, e->tile_ld));
+    for (int i = 0; i < r; ++i) {
+      LLVMValueRef mi = hc_kb_iadd(kb, m, hc_kb_i64(kb, i));
+      LLVMValueRef trow = hc_kb_imul(kb, LLVMBuildSub(b, mi, e->m0, ""), hc_kb_i64(kb, e->tile_ld));
       trow = hc_kb_iadd(kb, trow, LLVMBuildSub(b, p, e->p0, ""));
-      /* A's zero point of this row (+128 for signed A), times B's column
-       * sums: sum (a - za) b = sum a' b - za' sum b. */
-      LLVMValueRef za = hc_kb_i32(kb, d->a_signed ? 128 : 0);
-      if (d->wz) {
-        LLVMValueRef mi = hc_kb_iadd(kb, m, hc_kb_i64(kb, i));
-        LLVMValueRef z = hc_kb_load(kb, d->wz->dtype, e->pwz,
-                                    hc_kb_iadd(kb, e->wz_off, hc_kb_imul(kb, mi, hc_kb_i64(kb, d->wz_step))));
-        za = LLVMBuildAdd(b, hc_kb_convert(kb, z, d->wz->dtype, HX_DTYPE_INT32), za, "");
+      /* The zero point's share: zx' times W's row sum (convolution), or A's
+       * zero point of this row (+128 for signed A) times B's column sums
+       * (matrix product): sum (a - za) b = sum a' b - za' sum b. */
+      LLVMValueRef corr = NULL, zav = NULL;
+      if (!d->vnni_bq) {
+        LLVMValueRef rsv = hc_kb_load(kb, HX_DTYPE_INT32, e->rs, hc_kb_iadd(kb, e->rs_off, mi));
+        corr = hc_kb_splat(kb, LLVMBuildMul(b, rsv, e->xzq, ""), VL);
+      } else {
+        LLVMValueRef za = hc_kb_i32(kb, d->a_signed ? 128 : 0);
+        if (d->wz) {
+          LLVMValueRef z = hc_kb_load(kb, d->wz->dtype, e->pwz,
+                                      hc_kb_iadd(kb, e->wz_off, hc_kb_imul(kb, mi, hc_kb_i64(kb, d->wz_step))));
+          za = LLVMBuildAdd(b, hc_kb_convert(kb, z, d->wz->dtype, HX_DTYPE_INT32), za, "");
+        }
+        zav = hc_kb_splat(kb, za, VL);
       }
-      LLVMValueRef zav = hc_kb_splat(kb, za, VL);
       for (int j = 0; j < c; ++j) {
-        LLVMValueRef ci = hc_kb_iadd(kb, e->cs_off, hc_kb_iadd(kb, p, hc_kb_i64(kb, (int64_t)j * VL)));
-        LLVMValueRef csv = LLVMBuildLoad2(b, e->vacc, hc_kb_gep(kb, HX_DTYPE_INT32, e->cs, ci), "");
-        LLVMSetAlignment(csv, 4);
-        LLVMValueRef v = LLVMBuildSub(b, LLVMBuildLoad2(b, e->vacc, e->acc[i * c + j], ""),
-                                      LLVMBuildMul(b, csv, zav, ""), "");
-        LLVMValueRef st = LLVMBuildStore(
-            b, v, hc_kb_gep(kb, HX_DTYPE_INT32, e->tile, hc_kb_iadd(kb, trow, hc_kb_i64(kb, (int64_t)j * VL))));
-        LLVMSetAlignment(st, 4);
-      }
-    }
-    for (int i = 0; !d->vnni_bq && i < r; ++i) {
-      LLVMValueRef trow = hc_kb_imul(kb, LLVMBuildSub(b, hc_kb_iadd(kb, m, hc_kb_i64(kb, i)), e->m0, ""),
-                                     hc_kb_i64(kb, e->tile_ld));
-      trow = hc_kb_iadd(kb, trow, LLVMBuildSub(b, p, e->p0, ""));
-      LLVMValueRef rsv = hc_kb_load(kb, HX_DTYPE_INT32, e->rs, hc_kb_iadd(kb, e->rs_off, hc_kb_iadd(kb, m, hc_kb_i64(kb, i))));
-      LLVMValueRef corr = hc_kb_splat(kb, LLVMBuildMul(b, rsv, e->xzq, ""), VL);
-      for (int j = 0; j < c; ++j) {
+        if (zav) {
+          LLVMValueRef ci = hc_kb_iadd(kb, e->cs_off, hc_kb_iadd(kb, p, hc_kb_i64(kb, (int64_t)j * VL)));
+          LLVMValueRef csv = LLVMBuildLoad2(b, e->vacc, hc_kb_gep(kb, HX_DTYPE_INT32, e->cs, ci), "");
+          LLVMSetAlignment(csv, 4);
+          corr = LLVMBuildMul(b, csv, zav, "");
+        }
         LLVMValueRef v = LLVMBuildSub(b, LLVMBuildLoad2(b, e->vacc, e->acc[i * c + j], ""), corr, "");
         LLVMValueRef st = LLVMBuildStore(
             b, v, hc_kb_gep(kb, HX_DTYPE_INT32, e->tile, hc_kb_iadd(kb, trow, hc_kb_i64(kb, (int64_t)j * VL))));
@@ -601,8 +596,8 @@ static hx_status_t ig_emit_product(hc_lower_ctx* lc, const hc_node* n, const ig_
   LLVMValueRef ws = hc_kb_workspace(&kb);
   e.wp = d->w_direct ? hc_kb_ptr(&kb, d->w) : ws;
   if (d->w_direct && d->wz) e.pwz = hc_kb_ptr(&kb, d->wz);
-  e.xp = d->x_const ? hc_kb_ptr(&kb, d->x_const)
-                    : LLVMBuildGEP2(kb.b, kb.t_i8, ws, (LLVMValueRef[]){hc_kb_i64(&kb, (int64_t)d->x_ws_offset)}, 1, "");
+  LLVMValueRef xws = hc_kb_i64(&kb, (int64_t)d->x_ws_offset);
+  e.xp = d->x_const ? hc_kb_ptr(&kb, d->x_const) : LLVMBuildGEP2(kb.b, kb.t_i8, ws, &xws, 1, "");
   e.yp = hc_kb_ptr(&kb, y);
   ig_requant_setup(&e, IG_MB * PB, PB);
   if (d->vnni_bq) {
@@ -788,15 +783,37 @@ static hx_status_t ig_emit_gemv(hc_lower_ctx* lc, const hc_node* n, const ig_pro
  * AVX512BW, 256 AVX2, else 128); and the register tile's width in vectors
  * (IG_MR x NR accumulators, NR X vectors and a broadcast fit the register
  * file: 32 registers with AVX-512, 16 otherwise). */
-static unsigned ig_lanes(const hc_lower_ctx* lc, unsigned* nr) {
-  uint64_t f = lc->target ? lc->target->required_features : 0;
-  int vbits = lc->target ? lc->target->vector_bits : 128;
+static unsigned ig_target_lanes(const hc_target* t, unsigned* nr) {
+  uint64_t f = t ? t->required_features : 0;
+  int vbits = t ? t->vector_bits : 128;
   if (vbits > 256 && !(f & HX_CPU_AVX512BW)) vbits = 256;
   if (vbits > 128 && !(f & HX_CPU_AVX2)) vbits = 128;
   unsigned L = vbits >= 128 ? (unsigned)vbits / 16 : 8;
   if (L > IG_MAX_LANES) L = IG_MAX_LANES;
   *nr = L == 32 ? 4 : 2;
   return L;
+}
+
+static unsigned ig_lanes(const hc_lower_ctx* lc, unsigned* nr) { return ig_target_lanes(lc->target, nr); }
+
+/* Whether target t's product has the byte path: 512-bit vectors (32 int16
+ * lanes) and vpdpbusd (AVX512-VNNI, known to this LLVM). */
+static bool ig_byte_target(const hc_target* t) {
+  unsigned nr;
+  if (!t || ig_target_lanes(t, &nr) != 32 || !(t->required_features & HX_CPU_AVX512VNNI)) return false;
+  const char* name = "llvm.x86.avx512.vpdpbusd.512";
+  return LLVMLookupIntrinsicID(name, strlen(name)) != 0;
+}
+
+/* An 8-bit zero point that is absent or constant zeros (the byte paths'
+ * condition on their int8 operand). */
+static bool zero_point_is_zero(const hc_value* z) {
+  if (!z) return true;
+  if (z->kind != HC_VALUE_CONST || !z->data) return false;
+  const uint8_t* d = z->data;
+  for (int64_t i = 0; i < hc_value_numel(z); ++i)
+    if (d[i]) return false;
+  return true;
 }
 
 /* ---- packing ----------------------------------------------------------------- */
@@ -906,13 +923,16 @@ static void align_batch(int br, int r, const int64_t* own, int64_t* out) {
   }
 }
 
+/* B's input slot of MatMulInteger (q = false) or QLinearMatMul (q = true). */
+static int mmi_b_slot(bool q) { return q ? 3 : 1; }
+
 /* Validates MatMulInteger (q = false) or QLinearMatMul (q = true) and fills
  * the plan. */
 static hx_status_t mmi_setup(const hc_node* n, bool q, mmi_plan* p) {
   memset(p, 0, sizeof *p);
   const uint64_t q8 = HC_DT(HX_DTYPE_UINT8) | HC_DT(HX_DTYPE_INT8);
   static const int k_scales[3] = {1, 4, 6};
-  int ia = 0, ib = q ? 3 : 1, iaz = 2, ibz = q ? 5 : 3;
+  int ia = 0, ib = mmi_b_slot(q), iaz = 2, ibz = q ? 5 : 3;
   if (q) {
     HX_RETURN_IF_ERROR(hc_check_arity(n, 8, 8, 1, 1));
     uint64_t sdt = HC_DT(HX_DTYPE_FLOAT32);
@@ -1023,7 +1043,7 @@ static uint64_t mmi_workspace_common(const hc_node* n, bool q) {
   mmi_plan p;
   if (mmi_setup(n, q, &p) != HX_OK) return 0;
   if (p.M <= MMI_AXPY_M) return 0;
-  if (hc_packed_is(n, q ? 3 : 1, HC_PACK_KQUADS_S8)) return 0;
+  if (hc_packed_is(n, mmi_b_slot(q), HC_PACK_KQUADS_S8)) return 0;
   return mmi_a_bytes(&p, true) + (uint64_t)(p.bbatch * mmi_kp(&p) * mmi_np(&p) * 2);
 }
 
@@ -1080,31 +1100,10 @@ static hx_status_t mmi_pack_b(hc_lower_ctx* lc, const hc_node* n, const mmi_plan
 
 extern const hc_op_desc hc_op_matmul_integer, hc_op_qlinear_matmul;
 
-/* Whether the integer product on target t has 512-bit vectors (ig_lanes
- * gives 32) and vpdpbusd: MatMulInteger's byte path. */
-static bool mmi_vnni_target(const hc_target* t) {
-  uint64_t f = t ? t->required_features : 0;
-  if (!t || t->vector_bits <= 256 || !(f & HX_CPU_AVX512BW) || !(f & HX_CPU_AVX2) || !(f & HX_CPU_AVX512VNNI))
-    return false;
-  const char* name = "llvm.x86.avx512.vpdpbusd.512";
-  return LLVMLookupIntrinsicID(name, strlen(name)) != 0;
-}
-
-/* B's zero point is absent or constant zeros. */
-static bool mmi_bzp_zero(const mmi_plan* p) {
-  const hc_value* z = p->bzp.v;
-  if (!z) return true;
-  if (z->kind != HC_VALUE_CONST || !z->data) return false;
-  const uint8_t* d = z->data;
-  for (int64_t i = 0; i < hc_value_numel(z); ++i)
-    if (d[i]) return false;
-  return true;
-}
-
 hx_status_t hc_mmi_prepack(hc_graph* g, hc_node* n, const hc_target* target, bool* out_done) {
   *out_done = false;
   bool q = n->op == &hc_op_qlinear_matmul;
-  if ((!q && n->op != &hc_op_matmul_integer) || n->packed || !mmi_vnni_target(target)) return HX_OK;
+  if ((!q && n->op != &hc_op_matmul_integer) || n->packed || !ig_byte_target(target)) return HX_OK;
   mmi_plan p;
   if (mmi_setup(n, q, &p) != HX_OK) return HX_OK; /* lowering reports it */
   const hc_value* b = p.b;
@@ -1114,7 +1113,7 @@ hx_status_t hc_mmi_prepack(hc_graph* g, hc_node* n, const hc_target* target, boo
    * targets keep B as is and pack it into int16 pairs per run, which in the
    * artifact would double a dynamically quantized model's weights. */
   if (p.M <= MMI_AXPY_M || b->kind != HC_VALUE_CONST || !b->data || b->dtype != HX_DTYPE_INT8) return HX_OK;
-  if (p.K % 4 || !mmi_bzp_zero(&p)) return HX_OK;
+  if (p.K % 4 || !zero_point_is_zero(p.bzp.v)) return HX_OK;
   if (hc_value_numel(b) != p.bbatch * p.K * p.N || hc_value_numel(n->outputs[0]) == 0) return HX_OK;
   int64_t Np = mmi_np(&p), Kq = p.K / 4;
   size_t bytes = (size_t)(p.bbatch * p.K * Np);
@@ -1129,8 +1128,8 @@ hx_status_t hc_mmi_prepack(hc_graph* g, hc_node* n, const hc_target* target, boo
   char name[256];
   snprintf(name, sizeof name, "%s.kquads", b->name);
   int64_t dims[4] = {p.bbatch, Kq, Np, 4};
-  HX_RETURN_IF_ERROR(
-      hc_install_packed_at(g, n, q ? 3 : 1, (hc_value*)b, name, HX_DTYPE_INT8, 4, dims, q8, HC_PACK_KQUADS_S8, NULL));
+  HX_RETURN_IF_ERROR(hc_install_packed_at(g, n, mmi_b_slot(q), (hc_value*)b, name, HX_DTYPE_INT8, 4, dims, q8,
+                                          HC_PACK_KQUADS_S8, NULL));
   *out_done = true;
   return HX_OK;
 }
@@ -1288,9 +1287,10 @@ static hx_status_t lower_mmi_common(hc_lower_ctx* lc, hc_node* n, bool q) {
     return mmi_emit_axpy(lc, n, &p, &d);
   }
   unsigned nr, L = ig_lanes(lc, &nr);
-  bool quads = hc_packed_is(n, q ? 3 : 1, HC_PACK_KQUADS_S8);
+  bool quads = hc_packed_is(n, mmi_b_slot(q), HC_PACK_KQUADS_S8);
   if (quads && L != 32)
-    return hc_node_error(n, HX_STATUS_INTERNAL, "B was packed for 512-bit VNNI but the target's product has %u lanes", L);
+    return hc_node_error(n, HX_STATUS_INTERNAL, "B was packed for 512-bit VNNI but the target's product has %u lanes",
+                         L);
   uint64_t b_off = mmi_a_bytes(&p, !quads);
   if (!quads) {
     /* A's rows: zero point index over (A batch dims..., M). */
@@ -1307,7 +1307,7 @@ static hx_status_t lower_mmi_common(hc_lower_ctx* lc, hc_node* n, bool q) {
   ig_prod d;
   HX_RETURN_IF_ERROR(mmi_prod(&p, q, L, nr, b_off, !quads, &d));
   if (quads) {
-    d.x_const = n->inputs[q ? 3 : 1];
+    d.x_const = n->inputs[mmi_b_slot(q)];
     /* K is a multiple of 4: A's rows are read in place as quads, and the
      * packed B's matrices are K x Np bytes (mmi_prod's x_os, Kp = K). */
     d.vnni = d.vnni_bq = true;
@@ -2138,20 +2138,9 @@ static hx_status_t ci_emit_depthwise(hc_lower_ctx* lc, const hc_node* n, const c
  * K not a multiple of 4 reads rows padded at compile time; ci_pack_x
  * writes X's padding rows as zeros (they meet zero weights). */
 static bool ci_use_vnni(const hc_lower_ctx* lc, const ci_plan* p) {
-  uint64_t f = lc->target ? lc->target->required_features : 0;
-  unsigned nr;
-  if (ig_lanes(lc, &nr) != 32 || !(f & HX_CPU_AVX512VNNI)) return false;
-  const char* name = "llvm.x86.avx512.vpdpbusd.512";
-  if (!LLVMLookupIntrinsicID(name, strlen(name))) return false;
+  if (!ig_byte_target(lc->target)) return false;
   if (p->w->kind != HC_VALUE_CONST || !p->w->data || p->w->dtype != HX_DTYPE_INT8) return false;
-  if (p->P == 1) return false;
-  if (p->wz) {
-    if (p->wz->kind != HC_VALUE_CONST || !p->wz->data) return false;
-    const int8_t* z = (const int8_t*)p->wz->data;
-    for (int64_t i = 0; i < hc_value_numel(p->wz); ++i)
-      if (z[i]) return false;
-  }
-  return true;
+  return p->P != 1 && zero_point_is_zero(p->wz);
 }
 
 static hx_status_t lower_ci_common(hc_lower_ctx* lc, hc_node* n, bool q) {
