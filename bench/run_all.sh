@@ -23,14 +23,9 @@ MODEL_ARGS=()
 if [[ -n "${MODELS:-}" ]]; then read -r -a MODEL_ARGS <<<"--models $MODELS"; fi
 skip() { [[ " $SKIP " == *" $1 "* ]]; }
 
-# Tools the suite needs from Debian: GNU time (peak memory) and OpenBLAS.
-missing=()
-[[ -x /usr/bin/time ]] || missing+=(time)
-[[ -e /usr/include/x86_64-linux-gnu/cblas.h || -e /usr/include/cblas.h ]] || missing+=(libopenblas-dev)
-if ((${#missing[@]})); then
-  echo "installing ${missing[*]}"
-  apt-get install -y "${missing[@]}" >/dev/null
-fi
+# What the suite needs from Debian on a fresh machine: the build, torch and
+# torchvision (model export), npm (ONNX Runtime), OpenBLAS and GNU time.
+"$REPO/scripts/install_deps.sh" --bench
 
 mkdir -p "$WORK"
 if ! { cmake -S "$REPO" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release &&

@@ -2,9 +2,12 @@
 # Installs what Harness needs to build and test on Debian 12 (bookworm).
 #   scripts/install_deps.sh          build + unit tests + ONNX backend suite
 #   scripts/install_deps.sh --full   also real-model references (torch, node)
+#   scripts/install_deps.sh --bench  --full, plus what bench/run_all.sh needs
+#                                    (OpenBLAS, GNU time)
 set -euo pipefail
-full=0
+full=0 bench=0
 [ "${1:-}" = "--full" ] && full=1
+[ "${1:-}" = "--bench" ] && full=1 && bench=1
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 pkgs=(build-essential cmake llvm-19-dev libprotobuf-c-dev protobuf-c-compiler libonnx-dev libcjson-dev
@@ -12,6 +15,9 @@ pkgs=(build-essential cmake llvm-19-dev libprotobuf-c-dev protobuf-c-compiler li
 if [ "$full" = 1 ]; then
   pkgs+=(python3-torch python3-torchvision)
   command -v npm >/dev/null 2>&1 || pkgs+=(nodejs npm)
+fi
+if [ "$bench" = 1 ]; then
+  pkgs+=(libopenblas-dev time)
 fi
 missing=()
 for p in "${pkgs[@]}"; do
