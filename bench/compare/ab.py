@@ -34,7 +34,7 @@ def make(bin_dir, spec, threads, input_spec, env_spec):
     else:
         cmd = [os.path.join(bin_dir, "harness-bench"), spec, "--serve", "--threads", str(threads), "--warmup", "10",
                "--input", input_spec]
-    return engines.Engine(spec, cmd, env=env)
+    return engines.Engine(spec, cmd, env=env, threads=threads)
 
 
 def main():

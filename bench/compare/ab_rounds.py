@@ -13,9 +13,14 @@ the first. BENCH is the harness-bench binary to use for that artifact
 (default: --bench), so that two runtimes can be compared on one artifact.
 """
 import argparse
+import os
 import re
 import statistics
 import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import engines  # noqa: E402
 
 
 def main():
@@ -35,7 +40,7 @@ def main():
             cmd = [bench, so, "--threads", args.threads, "--iters", args.iters, "--warmup", "5"]
             for i in args.input:
                 cmd += ["--input", i]
-            out = subprocess.run(cmd, capture_output=True, text=True)
+            out = subprocess.run(cmd, capture_output=True, text=True, preexec_fn=engines.pin_one_thread(args.threads))
             m = re.search(r"median ([0-9.]+) ms", out.stdout)
             if not m:
                 raise SystemExit("%s failed:\n%s%s" % (" ".join(cmd), out.stdout, out.stderr))

@@ -53,7 +53,7 @@ def compile_model(bin_dir, name, onnx_path, art, target):
 def profile(bin_dir, art, input_spec, threads, max_time):
     p = subprocess.run([os.path.join(bin_dir, "harness-bench"), art, "--profile", "--json", "--threads", str(threads),
                         "--iters", "100000", "--max-time", str(max_time), "--input", input_spec],
-                       capture_output=True, text=True)
+                       capture_output=True, text=True, preexec_fn=engines.pin_one_thread(threads))
     if p.returncode != 0:
         raise RuntimeError(f"harness-bench --profile failed:\n{p.stderr}")
     return json.loads(p.stdout)
@@ -156,7 +156,7 @@ def main():
     if a.json:
         with open(a.json, "w") as f:
             json.dump({"machine": machine, "peak_name": peak_name, "peak_gflops_per_core": peak_core,
-                       "rounds": a.rounds, "block_s": a.block_s, "target": a.target or "native",
+                       "rounds": a.rounds, "block_s": a.block_s, "one_thread_cpu": engines.one_thread_cpu(), "target": a.target or "native",
                        "rows": rows, "profiles": profiles, "failures": failures}, f, indent=1)
     return 1 if failures else 0
 

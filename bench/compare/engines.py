@@ -13,13 +13,38 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 
 
-class Engine:
-    """One model loaded in one engine, answering "run K"."""
+def one_thread_cpu():
+    """The core that every one-thread engine is pinned to: $BENCH_CPU if set
+    (-1: no pinning), else the highest-numbered core this process may use.
+    On a cloud guest the cores are not alike: on the benchmark machine's
+    guest, cpu0 shares its physical core with other load, runs MobileNetV2
+    23% slower than cpu1 and reads memory at 20 instead of 33 GB/s
+    (`taskset -c N harness-bench --peak`). Unpinned, two engines compared at
+    one thread each run on whichever core the scheduler picked, and the
+    ratio measured that pick instead of the engines. Pinned to one core,
+    both see the same core."""
+    env = os.environ.get("BENCH_CPU")
+    if env is not None:
+        return None if int(env) < 0 else int(env)
+    return max(os.sched_getaffinity(0))
 
-    def __init__(self, name, cmd, env=None):
+
+def pin_one_thread(threads):
+    """preexec_fn for a subprocess computing with `threads` threads: at one,
+    pins it to one_thread_cpu(); None otherwise."""
+    cpu = one_thread_cpu() if int(threads) == 1 else None
+    return (lambda: os.sched_setaffinity(0, {cpu})) if cpu is not None else None
+
+
+class Engine:
+    """One model loaded in one engine, answering "run K". threads: how many
+    the engine computes with; at 1 it is pinned to one_thread_cpu()."""
+
+    def __init__(self, name, cmd, env=None, threads=None):
         self.name = name
+        pin = pin_one_thread(threads) if threads is not None else None
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     text=True, bufsize=1, env=env)
+                                     text=True, bufsize=1, env=env, preexec_fn=pin)
         line = self.proc.stdout.readline()
         if not line or not json.loads(line).get("ready"):
             err = self.proc.stderr.read()
@@ -65,7 +90,7 @@ def harness_engine(bin_dir, artifact, threads, input_spec=None, warmup=10):
            "--warmup", str(warmup)]
     if input_spec:
         cmd += ["--input", input_spec]
-    return Engine("harness", cmd)
+    return Engine("harness", cmd, threads=threads)
 
 
 def ort_engine(model, threads, input_spec=None, warmup=10):
@@ -73,7 +98,7 @@ def ort_engine(model, threads, input_spec=None, warmup=10):
            "--warmup", str(warmup)]
     if input_spec:
         cmd += ["--input", input_spec]
-    return Engine("ort", cmd)
+    return Engine("ort", cmd, threads=threads)
 
 
 def interleave(engines, rounds, block_s=0.25, pause_s=0.02, min_block=1, max_block=2000, cpu=None):
@@ -105,9 +130,10 @@ def interleave(engines, rounds, block_s=0.25, pause_s=0.02, min_block=1, max_blo
 
 
 def peak(bin_dir):
-    """This machine's ISA, clock and fp32 peaks (harness-bench --peak --json)."""
+    """This machine's ISA, clock and fp32 peaks (harness-bench --peak --json),
+    measured on the core the one-thread engines use."""
     p = subprocess.run([os.path.join(bin_dir, "harness-bench"), "--peak", "--json"], capture_output=True, text=True,
-                       check=True)
+                       check=True, preexec_fn=pin_one_thread(1))
     return json.loads(p.stdout)
 
 

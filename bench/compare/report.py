@@ -98,7 +98,10 @@ def results_md(work, bin_dir, command):
                    f"{cmp_['rounds']} interleaved rounds per engine. H/ORT < 1 means Harness is faster; the range is "
                    f"the lowest and highest per-round ratio. % peak is of the {pk} peak "
                    f"({cmp_['peak_gflops_per_core']:.1f} GFLOP/s per core x threads), flops from the artifact's "
-                   f"manifest.\n")
+                   f"manifest."
+                   + (f" At one thread both engines run pinned to cpu{cmp_['one_thread_cpu']} "
+                      "(`bench/compare/engines.py` `one_thread_cpu`)." if cmp_.get("one_thread_cpu") is not None else "")
+                   + "\n")
         out.append("| model | GFLOP | threads | Harness ms | ORT ms | Harness/ORT | round range | Harness GFLOP/s | "
                    "Harness % peak | ORT GFLOP/s | ORT % peak |")
         out.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")

@@ -85,7 +85,7 @@ def main():
         h = engines.harness_engine(bin_dir, art, a.threads, warmup=3)
         try:
             o = engines.Engine("openblas", [exe, str(m), str(n), str(k), "--threads", str(a.threads), "--warmup", "3",
-                                            "--serve"], env)
+                                            "--serve"], env, threads=a.threads)
             try:
                 times, _ = engines.interleave([h, o], a.rounds, a.block_s)
             finally:
