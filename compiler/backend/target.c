@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "harness/artifact_abi.h"
 
@@ -13,33 +14,37 @@
 #define V3 (V2 | HX_CPU_AVX | HX_CPU_AVX2 | HX_CPU_FMA | HX_CPU_F16C | HX_CPU_BMI2)
 #define V4 (V3 | HX_CPU_AVX512F | HX_CPU_AVX512BW | HX_CPU_AVX512DQ | HX_CPU_AVX512VL | HX_CPU_AVX512CD)
 
-/* CPUs --mcpu accepts, with the HX_CPU_* features their ISA includes. */
+/* CPUs --mcpu accepts, with the HX_CPU_* features their ISA includes and
+ * their L1 data cache per core in KiB (the ISA levels: 32, the smallest of
+ * the CPUs that implement them; hybrid parts: their 32 KiB efficiency
+ * cores). */
 typedef struct cpu_entry {
   const char* name;
   uint64_t features;
+  int l1d_kib;
 } cpu_entry;
 
 static const cpu_entry k_cpus[] = {
-    {"x86-64-v2", V2},
-    {"x86-64-v3", V3},
-    {"x86-64-v4", V4},
-    {"haswell", V3},
-    {"broadwell", V3},
-    {"skylake", V3},
-    {"alderlake", V3 | HX_CPU_AVXVNNI},
-    {"raptorlake", V3 | HX_CPU_AVXVNNI},
-    {"znver1", V3},
-    {"znver2", V3},
-    {"znver3", V3},
-    {"skylake-avx512", V4},
-    {"cascadelake", V4 | HX_CPU_AVX512VNNI},
-    {"cooperlake", V4 | HX_CPU_AVX512VNNI | HX_CPU_AVX512BF16},
-    {"icelake-client", V4 | HX_CPU_AVX512VNNI},
-    {"icelake-server", V4 | HX_CPU_AVX512VNNI},
-    {"tigerlake", V4 | HX_CPU_AVX512VNNI},
-    {"sapphirerapids", V4 | HX_CPU_AVX512VNNI | HX_CPU_AVX512BF16 | HX_CPU_AVX512FP16 | HX_CPU_AVXVNNI},
-    {"znver4", V4 | HX_CPU_AVX512VNNI | HX_CPU_AVX512BF16},
-    {"znver5", V4 | HX_CPU_AVX512VNNI | HX_CPU_AVX512BF16 | HX_CPU_AVXVNNI},
+    {"x86-64-v2", V2, 32},
+    {"x86-64-v3", V3, 32},
+    {"x86-64-v4", V4, 32},
+    {"haswell", V3, 32},
+    {"broadwell", V3, 32},
+    {"skylake", V3, 32},
+    {"alderlake", V3 | HX_CPU_AVXVNNI, 32},
+    {"raptorlake", V3 | HX_CPU_AVXVNNI, 32},
+    {"znver1", V3, 32},
+    {"znver2", V3, 32},
+    {"znver3", V3, 32},
+    {"skylake-avx512", V4, 32},
+    {"cascadelake", V4 | HX_CPU_AVX512VNNI, 32},
+    {"cooperlake", V4 | HX_CPU_AVX512VNNI | HX_CPU_AVX512BF16, 32},
+    {"icelake-client", V4 | HX_CPU_AVX512VNNI, 48},
+    {"icelake-server", V4 | HX_CPU_AVX512VNNI, 48},
+    {"tigerlake", V4 | HX_CPU_AVX512VNNI, 48},
+    {"sapphirerapids", V4 | HX_CPU_AVX512VNNI | HX_CPU_AVX512BF16 | HX_CPU_AVX512FP16 | HX_CPU_AVXVNNI, 48},
+    {"znver4", V4 | HX_CPU_AVX512VNNI | HX_CPU_AVX512BF16, 32},
+    {"znver5", V4 | HX_CPU_AVX512VNNI | HX_CPU_AVX512BF16 | HX_CPU_AVXVNNI, 48},
 };
 
 const char* hc_target_known_cpus(void) {
@@ -99,6 +104,9 @@ hx_status_t hc_target_host(hc_target* t) {
   snprintf(t->name, sizeof t->name, "native (%s)", cpu);
   t->required_features = features_from_llvm(fs);
   t->vector_bits = vector_bits_for(t->required_features);
+  /* The L1 data cache of the machine itself (glibc reads CPUID). */
+  long l1 = sysconf(_SC_LEVEL1_DCACHE_SIZE);
+  t->l1d_bytes = l1 >= 16384 && l1 <= (1L << 20) ? (int)l1 : 32768;
   LLVMDisposeMessage(cpu);
   LLVMDisposeMessage(fs);
   LLVMDisposeMessage(triple);
@@ -136,6 +144,7 @@ hx_status_t hc_target_init(hc_target* t, const char* target, const char* mcpu) {
   snprintf(t->name, sizeof t->name, "%s", e->name);
   t->required_features = e->features;
   t->vector_bits = vector_bits_for(e->features);
+  t->l1d_bytes = e->l1d_kib * 1024;
   return HX_OK;
 }
 

@@ -20,6 +20,8 @@ typedef struct hc_target {
   char features[2048]; /* LLVM feature string ("" when the cpu implies them) */
   uint64_t required_features; /* HX_CPU_* */
   int vector_bits;     /* widest native vector: 128, 256 or 512 */
+  int l1d_bytes;       /* L1 data cache per core: the host's for native, else the CPU's (32 KiB for
+                          the ISA levels), for the products' cache blocking */
 } hc_target;
 
 /* Resolves --target / --mcpu (either may be NULL; default native). */

@@ -13,6 +13,8 @@ unsigned hc_ukr_lanes(const hc_lower_ctx* lc, hx_dtype_t dt) {
 
 int hc_ukr_registers(const hc_lower_ctx* lc) { return lc->target && lc->target->vector_bits >= 512 ? 32 : 16; }
 
+int hc_ukr_l1d_bytes(const hc_lower_ctx* lc) { return lc->target && lc->target->l1d_bytes ? lc->target->l1d_bytes : 32768; }
+
 LLVMTypeRef hc_ukr_vtype(hc_kb* kb, hx_dtype_t dt, unsigned lanes) {
   return LLVMVectorType(dt == HX_DTYPE_FLOAT64 ? kb->t_f64 : kb->t_f32, lanes);
 }

@@ -126,5 +126,7 @@ void hc_ukr_prefer_full_width(hc_kb* kb);
  * vector registers (16 on AVX2, 32 on AVX-512). */
 unsigned hc_ukr_lanes(const hc_lower_ctx* lc, hx_dtype_t dt);
 int hc_ukr_registers(const hc_lower_ctx* lc);
+/* The target's L1 data cache per core in bytes (32 KiB when unknown). */
+int hc_ukr_l1d_bytes(const hc_lower_ctx* lc);
 
 #endif /* HARNESS_OPS_GEMM_MICROKERNEL_H */
