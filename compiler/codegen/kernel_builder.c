@@ -528,6 +528,12 @@ LLVMValueRef hc_kb_intrinsic(hc_kb* kb, const char* name, LLVMTypeRef type, LLVM
   return LLVMBuildCall2(kb->b, fty, decl, args, nargs, "");
 }
 
+void hc_kb_prefetch(hc_kb* kb, LLVMValueRef ptr, int locality) {
+  LLVMValueRef args[4] = {ptr, LLVMConstInt(kb->t_i32, 0, 0), LLVMConstInt(kb->t_i32, (unsigned)locality, 0),
+                          LLVMConstInt(kb->t_i32, 1, 0)};
+  hc_kb_intrinsic(kb, "llvm.prefetch", kb->t_ptr, args, 4);
+}
+
 LLVMValueRef hc_kb_libm(hc_kb* kb, const char* name, LLVMTypeRef type, LLVMValueRef* args, unsigned nargs) {
   LLVMTypeRef params[4] = {type, type, type, type};
   LLVMTypeRef fty = LLVMFunctionType(type, params, nargs, 0);

@@ -175,6 +175,9 @@ LLVMValueRef hc_kb_select(hc_kb* kb, LLVMValueRef cond, LLVMValueRef a, LLVMValu
 
 /* Calls an overloaded LLVM intrinsic such as "llvm.exp" on values of `type`. */
 LLVMValueRef hc_kb_intrinsic(hc_kb* kb, const char* name, LLVMTypeRef type, LLVMValueRef* args, unsigned nargs);
+/* llvm.prefetch of the data line at ptr, for reading, with locality
+ * 0..3 (3 = keep in L1, 2 = L2). */
+void hc_kb_prefetch(hc_kb* kb, LLVMValueRef ptr, int locality);
 /* Calls a C math function (e.g. "erff") declared on demand: all params and
  * the result have type `type`. */
 LLVMValueRef hc_kb_libm(hc_kb* kb, const char* name, LLVMTypeRef type, LLVMValueRef* args, unsigned nargs);

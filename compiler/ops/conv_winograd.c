@@ -760,9 +760,7 @@ static hx_status_t emit_output(wino_emit* e) {
         &kb, hc_kb_i64(&kb, (int64_t)x * g->mxs),
         hc_kb_iadd(&kb, hc_kb_imul(&kb, hc_kb_iadd(&kb, tt, hc_kb_i64(&kb, WINO_OUT_PREFETCH)), hc_kb_i64(&kb, g->Mp)),
                    m0));
-    LLVMValueRef args[4] = {hc_kb_gep(&kb, HX_DTYPE_FLOAT32, Mx, idx), LLVMConstInt(kb.t_i32, 0, 0),
-                            LLVMConstInt(kb.t_i32, 3, 0), LLVMConstInt(kb.t_i32, 1, 0)};
-    hc_kb_intrinsic(&kb, "llvm.prefetch", kb.t_ptr, args, 4);
+    hc_kb_prefetch(&kb, hc_kb_gep(&kb, HX_DTYPE_FLOAT32, Mx, idx), 3);
   }
   LLVMValueRef q[4][WINO_MAX_A];
   for (int j = 0; j < a; ++j) {

@@ -149,10 +149,7 @@ static void emit_prefetch_a(hc_kb* kb, const hc_ukr* u, LLVMValueRef a_o) {
   for (int k = 0; k < npf; ++k) {
     if (k > 0 && pf[k] == pf[k - 1]) continue;
     LLVMValueRef idx = hc_kb_iadd(kb, base, hc_kb_i64(kb, pf[k]));
-    LLVMValueRef args[4] = {LLVMBuildGEP2(kb->b, et, u->a, &idx, 1, ""), LLVMConstInt(kb->t_i32, 0, 0),
-                            LLVMConstInt(kb->t_i32, (unsigned long long)u->a_prefetch_hint, 0),
-                            LLVMConstInt(kb->t_i32, 1, 0)};
-    hc_kb_intrinsic(kb, "llvm.prefetch", kb->t_ptr, args, 4);
+    hc_kb_prefetch(kb, LLVMBuildGEP2(kb->b, et, u->a, &idx, 1, ""), u->a_prefetch_hint);
   }
 }
 
@@ -171,9 +168,7 @@ static void emit_prefetch_next(hc_kb* kb, const hc_ukr* u, LLVMValueRef o) {
   for (int v = 0; v < u->nv; ++v)
     for (int64_t j = 0; j < k; ++j) {
       LLVMValueRef at = hc_kb_iadd(kb, at0, hc_kb_i64(kb, u->b_vec[v] + j * per_line));
-      LLVMValueRef args[4] = {hc_kb_gep(kb, st, u->b, at), LLVMConstInt(kb->t_i32, 0, 0),
-                              LLVMConstInt(kb->t_i32, (unsigned)u->pf_locality, 0), LLVMConstInt(kb->t_i32, 1, 0)};
-      hc_kb_intrinsic(kb, "llvm.prefetch", kb->t_ptr, args, 4);
+      hc_kb_prefetch(kb, hc_kb_gep(kb, st, u->b, at), u->pf_locality);
     }
 }
 
@@ -237,14 +232,7 @@ void hc_ukr_emit(hc_kb* kb, const hc_ukr* u, LLVMValueRef* acc) {
   LLVMValueRef b_o = hc_kb_iadd(kb, u->b_base, hc_kb_imul(kb, o, hc_kb_i64(kb, u->b_outer)));
   if (u->pf_base) {
     LLVMValueRef pi = hc_kb_iadd(kb, u->pf_base, hc_kb_imul(kb, o, hc_kb_i64(kb, u->b_outer)));
-    const char* name = "llvm.prefetch";
-    unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
-    LLVMTypeRef tys[1] = {kb->t_ptr};
-    LLVMValueRef decl = LLVMGetIntrinsicDeclaration(kb->lc->mod, id, tys, 1);
-    LLVMTypeRef fty = LLVMIntrinsicGetType(kb->lc->llctx, id, tys, 1);
-    LLVMValueRef args[4] = {hc_kb_gep(kb, u->dt, u->b, pi), LLVMConstInt(kb->t_i32, 0, 0),
-                            LLVMConstInt(kb->t_i32, (unsigned)u->pf_locality, 0), LLVMConstInt(kb->t_i32, 1, 0)};
-    LLVMBuildCall2(kb->b, fty, decl, args, 4, "");
+    hc_kb_prefetch(kb, hc_kb_gep(kb, u->dt, u->b, pi), u->pf_locality);
   }
   if (u->pf_next) emit_prefetch_next(kb, u, o);
   emit_step(kb, u, a_o, b_o, cur);
