@@ -144,11 +144,16 @@ typedef struct hc_packed_input {
    * or BFLOAT16 = rounded to nearest even; INT8 = symmetric per output
    * channel, w ~ q * scale[channel]. An INT8 copy is a 1-D INT8 value: its
    * first scales_offset bytes are the quantised weights in `layout`, then
-   * (64-byte aligned) scales_count float32 scales in the channel order the
-   * kernels use (Conv: output channel; Gemm/MatMul: B matrix * N + column). */
+   * (64-byte aligned) scales_count scales in the channel order the kernels
+   * use (Conv: output channel; Gemm/MatMul: B matrix * N + column), each a
+   * scales_elem (FLOAT16; FLOAT32 or UNDEFINED: float32) holding the scale
+   * times 2^scales_exp (float16 scales are shifted into its range and the
+   * weights quantised with the stored, rounded values). */
   hx_dtype_t elem;
   uint64_t scales_offset;
   int64_t scales_count;
+  hx_dtype_t scales_elem;
+  int scales_exp;
 } hc_packed_input;
 
 /* HC_PACK_* layouts. */

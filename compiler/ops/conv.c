@@ -159,10 +159,10 @@ typedef struct conv_plan {
   int64_t in[WIN_MAX_SP], out[WIN_MAX_SP], k[WIN_MAX_SP], s[WIN_MAX_SP], d[WIN_MAX_SP], pb[WIN_MAX_SP], pe[WIN_MAX_SP];
   int64_t in_plane, out_plane, ktot;
   /* Weights narrowed by passes/precision.c: their storage type (FLOAT16,
-   * BFLOAT16, INT8; UNDEFINED = dt) and, for INT8, the byte offset of the
-   * float32 per-output-channel scales in the weight constant. */
+   * BFLOAT16, INT8; UNDEFINED = dt) and, for INT8, where the weight
+   * constant keeps the per-output-channel scales. */
   hx_dtype_t wt;
-  uint64_t wscales;
+  hc_q8_scales wscales;
 } conv_plan;
 
 /* Input i as the op sees it: the unpacked original of a pre-packed input. */
@@ -199,7 +199,7 @@ static hx_status_t check_conv_inputs(const hc_node* n, bool transpose, conv_plan
   hx_dtype_t wt = hc_packed_elem(n, 1);
   if (wt != p->dt && (wt == HX_DTYPE_FLOAT16 || wt == HX_DTYPE_BFLOAT16 || wt == HX_DTYPE_INT8)) {
     p->wt = wt;
-    if (wt == HX_DTYPE_INT8) p->wscales = (uint64_t)hc_packed_scales(n, 1);
+    if (wt == HX_DTYPE_INT8) p->wscales = hc_packed_q8_scales(n, 1);
   }
   p->nd = x->rank - 2;
   p->N = x->dims[0];
@@ -1406,7 +1406,7 @@ typedef struct cf_emit {
   LLVMValueRef tile;            /* stack tile for stores through memory */
   bool direct;                  /* flat positions are the output's spatial index */
   bool masked_rows;             /* pixels kernel: masked stores of flat vectors (2-D, pitch >= a vector) */
-  LLVMValueRef scales;          /* int8 weights: float32 scale per output channel (NULL otherwise) */
+  hc_ukr_scales scales;         /* int8 weights: scale per output channel (.ptr NULL otherwise) */
   bool tile_epilogue;           /* channels kernel: heavy fused ops whose operands are uniform over the
                                    image, applied to the stack tile in a vector loop before the stores */
   /* ConvTranspose phases: the phase's residues and its terms' tap and
@@ -1655,22 +1655,21 @@ static void pix_tile(cf_emit* e, const cf_pix_plan* q, int rows, int nv, unsigne
   }
   u.nterms = e->P->nterms;
   LLVMValueRef acc[HC_UKR_MAX_MR * HC_UKR_MAX_NV] = {0};
-  if (e->B && !e->scales)
+  if (e->B && !e->scales.ptr)
     for (int i = 0; i < rows; ++i) {
       LLVMValueRef bs = hc_kb_splat(kb, hc_kb_load(kb, p->dt, e->B, hc_kb_iadd(kb, m, hc_kb_i64(kb, i))), vl);
       for (int v = 0; v < nv; ++v) acc[i * nv + v] = bs;
     }
   hc_ukr_emit(kb, &u, acc);
-  if (e->scales)
+  if (e->scales.ptr)
     /* int8 weights: sums times the channel's scale, plus the bias. */
     for (int i = 0; i < rows; ++i) {
       LLVMValueRef mi = hc_kb_iadd(kb, m, hc_kb_i64(kb, i));
-      LLVMValueRef sc = hc_kb_splat(kb, hc_kb_load(kb, HX_DTYPE_FLOAT32, e->scales, mi), vl);
+      LLVMValueRef sc = hc_kb_splat(kb, hc_ukr_load_scales(kb, &e->scales, mi, 1, 1), vl);
       LLVMValueRef bs = e->B ? hc_kb_splat(kb, hc_kb_load(kb, p->dt, e->B, mi), vl) : NULL;
-      for (int v = 0; v < nv; ++v) {
-        LLVMValueRef x = LLVMBuildFMul(kb->b, acc[i * nv + v], sc, "");
-        acc[i * nv + v] = bs ? LLVMBuildFAdd(kb->b, x, bs, "") : x;
-      }
+      for (int v = 0; v < nv; ++v)
+        acc[i * nv + v] = bs ? hc_kb_fma(kb, HX_DTYPE_FLOAT32, acc[i * nv + v], sc, bs)
+                             : LLVMBuildFMul(kb->b, acc[i * nv + v], sc, "");
     }
   int64_t cols = (int64_t)(nv - 1) * vl + lanes;
   if (e->direct && (!e->epi.count || hc_epilogue_light(e->n))) {
@@ -2324,7 +2323,7 @@ static void ch_tile(cf_emit* e, const cf_ch_plan* q, const ch_ctx* x, int tr, in
                            : LLVMConstNull(vt);
     /* int8 weights: the sums start at zero; scale and bias come at the end. */
     bias[v] = bv;
-    if (e->scales) bv = LLVMConstNull(vt);
+    if (e->scales.ptr) bv = LLVMConstNull(vt);
     for (int i = 0; i < u.mr; ++i) init[i * nv + v] = bv;
   }
   if (x->first) {
@@ -2368,12 +2367,12 @@ static void ch_tile(cf_emit* e, const cf_ch_plan* q, const ch_ctx* x, int tr, in
     LLVMPositionBuilderAtEnd(b, fin);
   }
   int64_t nr = q->nr;
-  if (e->scales)
+  if (e->scales.ptr)
     for (int v = 0; v < nv; ++v) {
-      LLVMValueRef sc = hc_ukr_load(kb, HX_DTYPE_FLOAT32, e->scales, hc_kb_iadd(kb, mch, hc_kb_i64(kb, (int64_t)v * vl)), vl,
-                                    v == nv - 1 ? lanes : vl);
+      LLVMValueRef sc = hc_ukr_load_scales(kb, &e->scales, hc_kb_iadd(kb, mch, hc_kb_i64(kb, (int64_t)v * vl)), vl,
+                                              v == nv - 1 ? lanes : vl);
       for (int i = 0; i < u.mr; ++i)
-        acc[i * nv + v] = LLVMBuildFAdd(b, LLVMBuildFMul(b, acc[i * nv + v], sc, ""), bias[v], "");
+        acc[i * nv + v] = hc_kb_fma(kb, HX_DTYPE_FLOAT32, acc[i * nv + v], sc, bias[v]);
     }
   if (e->tile_epilogue) {
     /* Heavy fused ops (SiLU, Sigmoid, GELU...) over the whole tile in a
@@ -2840,7 +2839,7 @@ static hx_status_t emit_conv_depthwise(hc_lower_ctx* lc, cf_emit* e) {
   LLVMValueRef wbase = hc_kb_imul(kb, x.c, hc_kb_i64(kb, p->ktot));
   /* Narrowed weights are widened (and int8 ones scaled) once per task, as
    * scalars in registers. */
-  LLVMValueRef wscale = e->scales ? hc_kb_load(kb, HX_DTYPE_FLOAT32, e->scales, x.c) : NULL;
+  LLVMValueRef wscale = e->scales.ptr ? hc_ukr_load_scales(kb, &e->scales, x.c, 1, 1) : NULL;
   for (int64_t tp = 0; tp < KH * KW; ++tp) {
     LLVMValueRef wi = hc_kb_iadd(kb, wbase, hc_kb_i64(kb, tp));
     x.wv[tp] = p->wt ? hc_ukr_broadcast_st(kb, p->wt, e->W, wi, 1) : hc_kb_load(kb, HX_DTYPE_FLOAT32, e->W, wi);
@@ -2919,7 +2918,7 @@ static hx_status_t emit_fast_phase(hc_lower_ctx* lc, hc_node* n, const conv_plan
     e.W = hc_kb_ptr(&kb, n->inputs[1]);
   e.B = hc_input(n, 2) ? hc_kb_ptr(&kb, hc_input(n, 2)) : NULL;
   if (p->wt == HX_DTYPE_INT8)
-    e.scales = LLVMBuildGEP2(kb.b, kb.t_i8, hc_kb_ptr(&kb, n->inputs[1]), (LLVMValueRef[]){hc_kb_i64(&kb, (int64_t)p->wscales)}, 1, "");
+    e.scales = hc_ukr_scales_at(&kb, &p->wscales, hc_kb_ptr(&kb, n->inputs[1]));
   e.Y = hc_kb_ptr(&kb, n->outputs[0]);
   /* float16 x is always repacked (flat_build): the images are float32. */
   e.src = f->repack ? hc_kb_workspace(&kb) : e.X;
@@ -3117,7 +3116,8 @@ hx_status_t hc_conv_prepack(hc_graph* g, hc_node* n, bool* out_done) {
   int64_t pw = hc_pack_panel_width(p.dt), np = (p.Mg + pw - 1) / pw, K = p.Cg * p.ktot;
   hx_dtype_t elem = narrowed ? n->packed->elem : p.dt;
   size_t bytes = (size_t)(p.G * np * K * pw) * hx_dtype_size(elem);
-  size_t total = elem == HX_DTYPE_INT8 ? hc_q8_total_bytes(bytes, n->packed->scales_count) : bytes;
+  size_t total =
+      elem == HX_DTYPE_INT8 ? hc_q8_total_bytes(bytes, n->packed->scales_count, hc_packed_q8_scales(n, 1).elem) : bytes;
   if (transpose) return convt_prepack_panels(g, n, &p, out_done);
   uint8_t* data = hc_graph_alloc_data(g, total);
   if (!data) return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory packing '%s'", w->name);

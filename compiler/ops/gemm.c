@@ -776,9 +776,10 @@ typedef struct fast_emit {
   hc_epilogue epi;
   bool scalar_epilogue;
   bool c_seeds;                         /* C starts the accumulators (one slice, alpha = beta = 1) */
-  /* int8 weights: float32 per-channel scales of A (per row) and B (per
-   * column of B matrix bmat), NULL when the operand has none. */
-  LLVMValueRef sa, sb, bmat;
+  /* int8 weights: per-channel scales of A (per row) and B (per column of
+   * B matrix bmat), NULL when the operand has none. */
+  hc_ukr_scales sa, sb;
+  LLVMValueRef bmat;
 } fast_emit;
 
 /* Final values of a tile: alpha, beta*C, then the fused ops, stored to Y.
@@ -793,15 +794,15 @@ static void fast_store_final(fast_emit* e, int rows, int nv, unsigned lanes, LLV
   bool use_c = d->c && d->beta != 0.0 && !e->c_seeds;
   /* int8 weights: the sums times the channel scales, before alpha and C. */
   LLVMValueRef sbv[HC_UKR_MAX_NV] = {0};
-  if (e->sb) {
+  if (e->sb.ptr) {
     LLVMValueRef s0 = hc_kb_iadd(kb, hc_kb_imul(kb, e->bmat, hc_kb_i64(kb, d->N)), n);
     for (int v = 0; v < nv; ++v)
-      sbv[v] = hc_ukr_load(kb, HX_DTYPE_FLOAT32, e->sb, hc_kb_iadd(kb, s0, hc_kb_i64(kb, (int64_t)v * vl)), vl,
-                           v == nv - 1 ? lanes : vl);
+      sbv[v] = hc_ukr_load_scales(kb, &e->sb, hc_kb_iadd(kb, s0, hc_kb_i64(kb, (int64_t)v * vl)), vl,
+                                  v == nv - 1 ? lanes : vl);
   }
   for (int i = 0; i < rows; ++i) {
     LLVMValueRef mi = hc_kb_iadd(kb, m, hc_kb_i64(kb, i));
-    LLVMValueRef sav = e->sa ? hc_kb_splat(kb, hc_kb_load(kb, HX_DTYPE_FLOAT32, e->sa, mi), vl) : NULL;
+    LLVMValueRef sav = e->sa.ptr ? hc_kb_splat(kb, hc_ukr_load_scales(kb, &e->sa, mi, 1, 1), vl) : NULL;
     LLVMValueRef yrow = hc_kb_iadd(kb, e->y_off, hc_kb_iadd(kb, hc_kb_imul(kb, mi, hc_kb_i64(kb, d->N)), n));
     LLVMValueRef crow = use_c ? hc_kb_imul(kb, mi, hc_kb_i64(kb, d->c_sm)) : NULL;
     LLVMValueRef cs = NULL;
@@ -1049,9 +1050,9 @@ static hx_status_t emit_matmul_fast(hc_lower_ctx* lc, const hc_node* n, const mm
   e.c_seeds = d->c && d->beta == 1.0 && d->alpha == 1.0 && p.nkb == 1 && (d->c_sn == 0 || d->c_sn == 1) &&
               d->a_st != HX_DTYPE_INT8 && d->b_st != HX_DTYPE_INT8;
   if (d->a_st == HX_DTYPE_INT8)
-    e.sa = LLVMBuildGEP2(kb.b, kb.t_i8, hc_kb_ptr(&kb, d->a), (LLVMValueRef[]){hc_kb_i64(&kb, (int64_t)d->a_scales)}, 1, "");
+    e.sa = hc_ukr_scales_at(&kb, &d->a_scales, hc_kb_ptr(&kb, d->a));
   if (d->b_st == HX_DTYPE_INT8)
-    e.sb = LLVMBuildGEP2(kb.b, kb.t_i8, hc_kb_ptr(&kb, d->b), (LLVMValueRef[]){hc_kb_i64(&kb, (int64_t)d->b_scales)}, 1, "");
+    e.sb = hc_ukr_scales_at(&kb, &d->b_scales, hc_kb_ptr(&kb, d->b));
   hc_ukr_prefer_full_width(&kb);
   if (e.scalar_epilogue) e.tile = hc_kb_alloca(&kb, LLVMArrayType2(kb.t_f32, (uint64_t)(p.mr * p.nr)), "tile");
 
@@ -1174,12 +1175,13 @@ hx_status_t hc_install_panels(hc_graph* g, hc_node* n, hc_value* original, hx_dt
   hc_value* src = n->inputs[1];
   bool narrowed = hc_packed_is(n, 1, HC_PACK_PLAIN);
   int scales_count = narrowed ? n->packed->scales_count : 0;
-  /* An INT8 copy is a flat byte value: panels, then the float32 scales. */
+  hc_q8_scales scales = hc_packed_q8_scales(n, 1);
+  /* An INT8 copy is a flat byte value: panels, then the scales. */
   int64_t flat[1] = {(int64_t)bytes};
   if (elem == HX_DTYPE_INT8) {
     memcpy(data + hc_q8_scales_offset(bytes), (const uint8_t*)src->data + n->packed->scales_offset,
-           (size_t)n->packed->scales_count * 4);
-    flat[0] = (int64_t)hc_q8_total_bytes(bytes, n->packed->scales_count);
+           (size_t)n->packed->scales_count * hc_q8_scale_bytes(scales.elem));
+    flat[0] = (int64_t)hc_q8_total_bytes(bytes, n->packed->scales_count, scales.elem);
   }
   char name[256];
   snprintf(name, sizeof name, "%s.panels%d", src->name, (int)dims[3]);
@@ -1190,6 +1192,8 @@ hx_status_t hc_install_panels(hc_graph* g, hc_node* n, hc_value* original, hx_dt
     pk->elem = elem;
     pk->scales_count = scales_count;
     pk->scales_offset = elem == HX_DTYPE_INT8 ? hc_q8_scales_offset(bytes) : 0;
+    pk->scales_elem = elem == HX_DTYPE_INT8 ? scales.elem : HX_DTYPE_UNDEFINED;
+    pk->scales_exp = elem == HX_DTYPE_INT8 ? scales.exp : 0;
   }
   return HX_OK;
 }
@@ -1234,7 +1238,8 @@ hx_status_t hc_gemm_prepack_b(hc_graph* g, hc_node* n, const hc_mm_desc* d, bool
   hx_dtype_t elem = narrowed ? n->packed->elem : d->dt;
   size_t es = hx_dtype_size(elem);
   size_t bytes = (size_t)(nbmat * panels * d->K * pw) * es;
-  size_t total = elem == HX_DTYPE_INT8 ? hc_q8_total_bytes(bytes, n->packed->scales_count) : bytes;
+  size_t total =
+      elem == HX_DTYPE_INT8 ? hc_q8_total_bytes(bytes, n->packed->scales_count, hc_packed_q8_scales(n, 1).elem) : bytes;
   uint8_t* data = hc_graph_alloc_data(g, total);
   if (!data) return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory packing '%s'", b->name);
   if (!narrowed)
@@ -1318,7 +1323,7 @@ static void set_weight_storage(const hc_node* n, mm_desc* d) {
   hx_dtype_t st = hc_packed_elem(n, 1);
   if (st != d->dt && (st == HX_DTYPE_FLOAT16 || st == HX_DTYPE_BFLOAT16 || st == HX_DTYPE_INT8)) {
     d->b_st = st;
-    if (st == HX_DTYPE_INT8) d->b_scales = (uint64_t)hc_packed_scales(n, 1);
+    if (st == HX_DTYPE_INT8) d->b_scales = hc_packed_q8_scales(n, 1);
   }
 }
 

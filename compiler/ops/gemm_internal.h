@@ -8,6 +8,7 @@
 #include <stdbool.h>
 
 #include "compiler/codegen/kernel_builder.h"
+#include "compiler/ops/prepack.h"
 
 /* A (batched) product Y[b] = alpha * A[b] x B[b] + beta * C, all shapes
  * static, strides in elements. */
@@ -36,11 +37,11 @@ typedef struct hc_mm_desc {
   bool direct_b;
   /* Reduced-precision weights (passes/precision.c): the storage types of A
    * and B when narrower than dt (FLOAT16, BFLOAT16, INT8; UNDEFINED = dt).
-   * An INT8 operand carries float32 scales at byte offset *_scales from its
-   * base: B's per column (index bmat * N + n, bmat the B matrix), A's per
+   * An INT8 operand carries scales (*_scales: where in the operand and as
+   * what): B's per column (index bmat * N + n, bmat the B matrix), A's per
    * row; the kernel multiplies the finished sums by them. */
   hx_dtype_t a_st, b_st;
-  uint64_t a_scales, b_scales;
+  hc_q8_scales a_scales, b_scales;
 } hc_mm_desc;
 
 /* Emits the fast float32 product of d for node n (fused ops included). */

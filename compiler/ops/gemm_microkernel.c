@@ -1,6 +1,7 @@
 /* Register-tiled micro-kernels (see gemm_microkernel.h). */
 #include "compiler/ops/gemm_microkernel.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -74,6 +75,25 @@ LLVMValueRef hc_ukr_widen(hc_kb* kb, hx_dtype_t st, LLVMValueRef v) {
     }
     default: return v;
   }
+}
+
+hc_ukr_scales hc_ukr_scales_at(hc_kb* kb, const hc_q8_scales* s, LLVMValueRef weights) {
+  hc_ukr_scales r = {NULL, s->elem, NULL};
+  r.ptr = LLVMBuildGEP2(kb->b, kb->t_i8, weights, (LLVMValueRef[]){hc_kb_i64(kb, s->offset)}, 1, "scales");
+  if (s->elem == HX_DTYPE_FLOAT16) {
+    float f = ldexpf(1.0f, -s->exp); /* a normal float32 (precision.c keeps exp <= 120) */
+    uint32_t bits;
+    memcpy(&bits, &f, 4);
+    LLVMValueRef p = LLVMBuildTrunc(kb->b, hc_kb_param(kb, (int64_t)bits), kb->t_i32, "");
+    r.unshift = LLVMBuildBitCast(kb->b, p, kb->t_f32, "unshift");
+  }
+  return r;
+}
+
+LLVMValueRef hc_ukr_load_scales(hc_kb* kb, const hc_ukr_scales* s, LLVMValueRef idx, unsigned lanes, unsigned valid) {
+  LLVMValueRef v = lanes == 1 ? hc_kb_load(kb, s->elem, s->ptr, idx) : hc_ukr_load_st(kb, s->elem, s->ptr, idx, lanes, valid);
+  if (!s->unshift) return v;
+  return LLVMBuildFMul(kb->b, v, lanes == 1 ? s->unshift : hc_kb_splat(kb, s->unshift, lanes), "");
 }
 
 LLVMValueRef hc_ukr_load_st(hc_kb* kb, hx_dtype_t st, LLVMValueRef ptr, LLVMValueRef idx, unsigned lanes,

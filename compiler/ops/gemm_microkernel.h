@@ -36,6 +36,7 @@
 #include <stdbool.h>
 
 #include "compiler/codegen/kernel_builder.h"
+#include "compiler/ops/prepack.h"
 
 #define HC_UKR_MAX_MR 32
 #define HC_UKR_MAX_NV 8
@@ -113,6 +114,19 @@ void hc_ukr_store_st(hc_kb* kb, hx_dtype_t st, LLVMValueRef ptr, LLVMValueRef id
  * hc_ukr_widen): a float32 vector of `lanes` lanes, the first `valid` read. */
 LLVMValueRef hc_ukr_load_st(hc_kb* kb, hx_dtype_t st, LLVMValueRef ptr, LLVMValueRef idx, unsigned lanes,
                             unsigned valid);
+/* INT8 weights' per-channel scales as a kernel reads them. */
+typedef struct hc_ukr_scales {
+  LLVMValueRef ptr;     /* the first scale (NULL: the weights have none) */
+  hx_dtype_t elem;      /* FLOAT16 or FLOAT32 */
+  LLVMValueRef unshift; /* float16 scales: 2^-exp, a float32 read from the kernel's table */
+} hc_ukr_scales;
+/* The scales s of the weight constant at `weights`. The exponent is a
+ * table parameter (hc_kb_param), so that kernels of one shape share their
+ * body whatever their weights' exponents. */
+hc_ukr_scales hc_ukr_scales_at(hc_kb* kb, const hc_q8_scales* s, LLVMValueRef weights);
+/* The scales of channels idx.. as float32: a vector of `lanes` lanes, the
+ * first `valid` read, or the scalar for lanes = 1. */
+LLVMValueRef hc_ukr_load_scales(hc_kb* kb, const hc_ukr_scales* s, LLVMValueRef idx, unsigned lanes, unsigned valid);
 /* One element stored as st at ptr[idx], as float32 broadcast into `lanes`
  * lanes (lanes = 1: the scalar). */
 LLVMValueRef hc_ukr_broadcast_st(hc_kb* kb, hx_dtype_t st, LLVMValueRef ptr, LLVMValueRef idx, unsigned lanes);

@@ -66,18 +66,32 @@ static inline hx_dtype_t hc_packed_elem(const hc_node* n, int input) {
   return n->inputs[input] ? n->inputs[input]->dtype : HX_DTYPE_UNDEFINED;
 }
 
-/* Byte offset of the INT8 per-channel float32 scales inside input `input`'s
- * packed copy, or -1 when it has none. */
-static inline int64_t hc_packed_scales(const hc_node* n, int input) {
-  if (hc_packed_elem(n, input) != HX_DTYPE_INT8 || !n->packed || n->packed->input != input) return -1;
-  return (int64_t)n->packed->scales_offset;
+/* How the INT8 per-channel scales of a packed input are stored: from byte
+ * `offset` of the constant (-1: it has none), each of type `elem` (FLOAT16
+ * or FLOAT32) and equal to the scale times 2^exp (passes/precision.c). */
+typedef struct hc_q8_scales {
+  int64_t offset;
+  hx_dtype_t elem;
+  int exp;
+} hc_q8_scales;
+
+/* Where input `input`'s packed copy of n keeps its INT8 scales. */
+static inline hc_q8_scales hc_packed_q8_scales(const hc_node* n, int input) {
+  hc_q8_scales s = {-1, HX_DTYPE_FLOAT32, 0};
+  if (hc_packed_elem(n, input) != HX_DTYPE_INT8 || !n->packed || n->packed->input != input) return s;
+  s.offset = (int64_t)n->packed->scales_offset;
+  if (n->packed->scales_elem == HX_DTYPE_FLOAT16) s.elem = HX_DTYPE_FLOAT16;
+  s.exp = n->packed->scales_exp;
+  return s;
 }
 
 /* Layout of a packed INT8 value: `bytes` bytes of quantised weights, then
- * `count` float32 scales from the next multiple of 64 bytes. */
+ * `count` scales of type `scales_elem` (FLOAT16 or FLOAT32) from the next
+ * multiple of 64 bytes. */
 static inline uint64_t hc_q8_scales_offset(uint64_t bytes) { return (bytes + 63) / 64 * 64; }
-static inline uint64_t hc_q8_total_bytes(uint64_t bytes, int64_t count) {
-  return hc_q8_scales_offset(bytes) + (uint64_t)count * 4u;
+static inline uint64_t hc_q8_scale_bytes(hx_dtype_t scales_elem) { return scales_elem == HX_DTYPE_FLOAT16 ? 2u : 4u; }
+static inline uint64_t hc_q8_total_bytes(uint64_t bytes, int64_t count, hx_dtype_t scales_elem) {
+  return hc_q8_scales_offset(bytes) + (uint64_t)count * hc_q8_scale_bytes(scales_elem);
 }
 
 #endif /* HARNESS_OPS_PREPACK_H */

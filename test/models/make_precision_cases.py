@@ -40,7 +40,9 @@ def on_grid(w, precision, channel_of):
     """Float32 weights like w that `precision` represents exactly. For
     int8-weights, channel_of(w) gives each element's output channel (an
     integer array of w's shape): q in [-127, 127] with one +-127 per channel,
-    times a positive float32 scale per channel."""
+    times a positive scale per channel that float16 holds (the artifact
+    stores the scales as float16, shifted by a power of two per tensor:
+    passes/precision.c, q8_scales)."""
     w = np.asarray(w, dtype=np.float32)
     if precision == "fp16":
         return w.astype(np.float16).astype(np.float32)
@@ -48,13 +50,18 @@ def on_grid(w, precision, channel_of):
         return bf16_round(w)
     ch = channel_of(w)
     n = int(ch.max()) + 1
-    scale = (RNG.uniform(0.002, 0.05, n)).astype(np.float32)
-    q = RNG.integers(-127, 128, w.shape).astype(np.float32)
+    return int8_grid(w.shape, ch, RNG.uniform(0.002, 0.05, n).astype(np.float16).astype(np.float32))
+
+
+def int8_grid(shape, ch, scale):
+    """q * scale[ch] with q in [-127, 127] and one +-127 per channel."""
+    n = len(scale)
+    q = RNG.integers(-127, 128, shape).astype(np.float32)
     flat_ch, flat_q = ch.ravel(), q.ravel()
     for c in range(n):
         idx = np.flatnonzero(flat_ch == c)
         flat_q[idx[RNG.integers(0, len(idx))]] = 127 * (1 if RNG.random() < 0.5 else -1)
-    return (flat_q.reshape(w.shape) * scale[ch]).astype(np.float32)
+    return (flat_q.reshape(shape) * scale[ch]).astype(np.float64)
 
 
 def write(root, name, precision, nodes, inputs, outputs, inits, opset=17):
@@ -135,6 +142,45 @@ def input_layer_case(root, name):
         write(root, name, p, nodes, [("x", x)], [("y", y)], [("w1", w1), ("w2", w2), ("w3", w3)])
 
 
+def int8_scale_range_case(root, name, op, low_exp, spread=20, dead=False):
+    """int8-weights scales far from 1 (passes/precision.c, q8_scales): output
+    channel c's scale is a float16 value times 2^-e_c, e_c spread over
+    [low_exp - spread, low_exp] (all e_c > 106: the scales are too small for
+    the shifted float16 form, so the artifact keeps them float32), and a
+    Mul by 2^e_c after the product brings every channel back to O(1), so that
+    the checker's tolerance tests each channel's scale to float32 rounding.
+    With `dead`, one channel's weights are 2^-60 of the others' and its Mul
+    is 1: it checks that such a channel (trained models have some) does not
+    shift the other channels' scales out of float16's range."""
+    p = "int8-weights"
+    M = 24
+    e = RNG.integers(low_exp - spread, low_exp + 1, M)
+    if dead:
+        e[5] = low_exp + 60
+    mant = RNG.uniform(0.5, 1.0, M).astype(np.float16).astype(np.float64)
+    scale = np.ldexp(mant, -e)
+    comp = np.ldexp(1.0, e)
+    if dead:
+        comp[5] = 1.0
+    if op == "Conv":
+        x = RNG.standard_normal((1, 16, 9, 9)).astype(np.float32)
+        shape = (M, 16, 3, 3)
+        w = int8_grid(shape, np.arange(M).reshape(-1, 1, 1, 1) + np.zeros(shape, np.int64), scale)
+        b = RNG.standard_normal(M) * scale * 50
+        y = conv_ref(x.astype(np.float64), w, b, 1, 0, 1) * comp.reshape(1, -1, 1, 1)
+        nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], kernel_shape=[3, 3]),
+                 helper.make_node("Mul", ["c", "k"], ["y"])]
+        inits = [("w", w), ("b", b), ("k", comp.reshape(1, -1, 1, 1))]
+    else:
+        x = RNG.standard_normal((3, 40)).astype(np.float32)
+        shape = (40, M)
+        w = int8_grid(shape, np.arange(M).reshape(1, -1) + np.zeros(shape, np.int64), scale)
+        y = (x.astype(np.float64) @ w) * comp.reshape(1, -1)
+        nodes = [helper.make_node("MatMul", ["x", "w"], ["c"]), helper.make_node("Mul", ["c", "k"], ["y"])]
+        inits = [("w", w), ("k", comp.reshape(1, -1))]
+    write(root, name, p, nodes, [("x", x)], [("y", y.astype(np.float32))], inits)
+
+
 def gemm_case(root, name, M, K, N, trans_b=0, c=None, relu=False):
     for p in PRECISIONS:
         a = RNG.standard_normal((M, K)).astype(np.float32)
@@ -208,6 +254,10 @@ def main():
     matmul_case(root, "matmul_batched_b_relu", (3, 5, 16), (3, 16, 24), relu=True)
     matmul_case(root, "matmul_gemv", (1, 256), (256, 1000))
     matmul_case(root, "matmul_seq", (1, 33, 200), (200, 120))
+    # int8 scales across float16's range and past it.
+    int8_scale_range_case(root, "int8_scales_wide_conv", "Conv", 24, dead=True)
+    int8_scale_range_case(root, "int8_scales_wide_matmul", "MatMul", 8, dead=True)
+    int8_scale_range_case(root, "int8_scales_float32_conv", "Conv", 120, spread=8)
 
 
 if __name__ == "__main__":
