@@ -88,7 +88,7 @@ static LLVMValueRef variant_entry(LLVMContextRef c, LLVMModuleRef mod, abi_types
   LLVMValueRef* ks = malloc(sizeof(LLVMValueRef) * (size_t)(nk + 1));
   for (int k = 0; k < nk; ++k) {
     const hc_kernel_rec* r = &lc->kernels[p->first_kernel + k];
-    int lane = r->node && r->node->group ? r->node->lane : 0;
+    int lane = hc_kernel_lane(r);
     LLVMValueRef f[] = {cstring(c, mod, r->name), r->fn, i64c(t, r->tasks), LLVMConstReal(t->f64, r->flops),
                         LLVMConstReal(t->f64, r->bytes), i32c(t, r->stage), i32c(t, HX_DEVICE_CPU), i32c(t, r->group),
                         i32c(t, lane)};
@@ -291,16 +291,21 @@ static hx_status_t share_weights(hc_program* progs, int n, uint64_t* out_bytes) 
 }
 
 /* Parallel-group ids of one program's kernels: kernels of nodes in the same
- * schedule group share an id; every other kernel is a group of its own. Ids
- * increase along the table, as the ABI requires. */
+ * schedule group share an id, and so do consecutive kernels of one node
+ * with sublanes (hc_kernel_rec.sublane); every other kernel is a group of
+ * its own. Ids increase along the table, as the ABI requires. */
 static void assign_kernel_groups(hc_lower_ctx* lc, const hc_program* p) {
   int id = -1, prev_node_group = 0;
+  const hc_kernel_rec* prev = NULL;
   for (int k = p->first_kernel; k < p->first_kernel + p->num_kernels; ++k) {
     hc_kernel_rec* r = &lc->kernels[k];
     int ng = r->node ? r->node->group : 0;
-    if (ng == 0 || ng != prev_node_group) ++id;
+    bool same = r->sublane > 0 ? prev && prev->sublane > 0 && prev->node == r->node
+                               : ng != 0 && ng == prev_node_group && !(prev && prev->sublane > 0);
+    if (!same) ++id;
     r->group = id;
     prev_node_group = ng;
+    prev = r;
   }
 }
 

@@ -68,7 +68,7 @@ static cJSON* kernels_json(const hc_program* p, const hc_lower_ctx* lc) {
     cJSON_AddStringToObject(o, "stage", r->stage == HX_STAGE_PRE ? "pre" : r->stage == HX_STAGE_POST ? "post" : "infer");
     cJSON_AddStringToObject(o, "device", "cpu");
     cJSON_AddNumberToObject(o, "group", r->group);
-    cJSON_AddNumberToObject(o, "lane", r->node && r->node->group ? r->node->lane : 0);
+    cJSON_AddNumberToObject(o, "lane", hc_kernel_lane(r));
     if (r->node) {
       cJSON_AddItemToObject(o, "inputs", value_names(r->node->inputs, r->node->num_inputs));
       cJSON_AddItemToObject(o, "outputs", value_names(r->node->outputs, r->node->num_outputs));

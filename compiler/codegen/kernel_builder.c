@@ -149,17 +149,20 @@ void hc_kb_end(hc_kb* kb, double flops, double bytes) {
   rec->num_offsets = kb->num_offsets;
 }
 
-hx_status_t hc_kb_repeat(hc_lower_ctx* lc, int proto, int slot, int64_t value) {
+hx_status_t hc_kb_repeat(hc_lower_ctx* lc, int proto, int nset, const int* slots, const int64_t* values) {
   if (proto < 0 || proto >= lc->num_kernels)
     return hx_status_make(HX_STATUS_INTERNAL, "hc_kb_repeat: no kernel %d to repeat", proto);
   HX_RETURN_IF_ERROR(reserve_kernel(lc));
   const hc_kernel_rec* p = &lc->kernels[proto];
   int n = p->num_offsets;
-  if (slot >= n) return hx_status_make(HX_STATUS_INTERNAL, "hc_kb_repeat: kernel %s has no table entry %d", p->name, slot);
-  uint64_t* values = n ? hc_arena_alloc(lc->arena, sizeof(uint64_t) * (size_t)n) : NULL;
-  if (n && !values) return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory recording kernels");
-  if (n) memcpy(values, p->offset_values, sizeof(uint64_t) * (size_t)n);
-  if (slot >= 0) values[slot] = (uint64_t)value;
+  for (int i = 0; i < nset; ++i)
+    if (slots[i] >= n)
+      return hx_status_make(HX_STATUS_INTERNAL, "hc_kb_repeat: kernel %s has no table entry %d", p->name, slots[i]);
+  uint64_t* table = n ? hc_arena_alloc(lc->arena, sizeof(uint64_t) * (size_t)n) : NULL;
+  if (n && !table) return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory recording kernels");
+  if (n) memcpy(table, p->offset_values, sizeof(uint64_t) * (size_t)n);
+  for (int i = 0; i < nset; ++i)
+    if (slots[i] >= 0) table[slots[i]] = (uint64_t)values[i];
   char sym[192];
   snprintf(sym, sizeof sym, "%.16shk%d_%.160s", lc->symbol_prefix ? lc->symbol_prefix : "", lc->symbol_counter++,
            p->symbol);
@@ -171,10 +174,15 @@ hx_status_t hc_kb_repeat(hc_lower_ctx* lc, int proto, int slot, int64_t value) {
   hc_kernel_rec* rec = &lc->kernels[lc->num_kernels];
   *rec = *p;
   rec->symbol = hc_arena_strdup(lc->arena, sym);
-  rec->offset_values = values;
-  rec->fn = emit_wrapper(&kb, p->body, values, n, rec->symbol);
+  rec->offset_values = table;
+  rec->fn = emit_wrapper(&kb, p->body, table, n, rec->symbol);
   lc->num_kernels++;
   return HX_OK;
+}
+
+int hc_kernel_lane(const hc_kernel_rec* r) {
+  if (r->sublane > 0) return r->sublane - 1;
+  return r->node && r->node->group ? r->node->lane : 0;
 }
 
 hx_status_t hc_kb_share_bodies(hc_lower_ctx* lc, LLVMTargetMachineRef tm) {

@@ -44,6 +44,12 @@ typedef struct hc_kernel_rec {
   int64_t tasks;
   double flops, bytes;
   int stage, group;
+  /* > 0: the kernel runs in lane sublane - 1 of a parallel group of its
+   * node's own kernels (consecutive ones with sublanes; the node must be in
+   * no schedule group): for a lowering whose kernels form independent
+   * chains, e.g. the Winograd convolution's blocks of tiles
+   * (conv_winograd.c). 0: the node's lane. */
+  int sublane;
   const hc_node* node;
   const uint64_t* offset_values; /* its table's entries (lc's arena), for hc_kb_repeat */
   int num_offsets;
@@ -100,12 +106,16 @@ void hc_kb_end(hc_kb* kb, double flops, double bytes);
  * Run once, after every kernel is emitted and before optimisation. */
 hx_status_t hc_kb_share_bodies(hc_lower_ctx* lc, LLVMTargetMachineRef tm);
 /* Records one more kernel that runs the body of the earlier kernel `proto`
- * (an index into lc->kernels) with proto's table, entry `slot` set to
- * `value` (slot < 0: the table as it is): its name, node, tasks and cost are
- * proto's. For kernels that differ only in a parameter (hc_kb_param; the
- * Winograd convolution's blocks of tiles), so that their bodies are emitted
- * and compiled once, not built again and merged. */
-hx_status_t hc_kb_repeat(hc_lower_ctx* lc, int proto, int slot, int64_t value);
+ * (an index into lc->kernels) with proto's table, its entries slots[i] set
+ * to values[i] (i < nset; a negative slot is skipped): its name, node,
+ * tasks, cost and sublane are proto's. For kernels that differ only in
+ * parameters (hc_kb_param; the Winograd convolution's blocks of tiles), so
+ * that their bodies are emitted and compiled once, not built again and
+ * merged. */
+hx_status_t hc_kb_repeat(hc_lower_ctx* lc, int proto, int nset, const int* slots, const int64_t* values);
+/* The lane the schedule gives kernel r in its group (hc_kernel_rec.sublane,
+ * else its node's). */
+int hc_kernel_lane(const hc_kernel_rec* r);
 
 /* Pointer to the first byte of v at run time (arena, weights or I/O buffer). */
 LLVMValueRef hc_kb_ptr(hc_kb* kb, const hc_value* v);

@@ -1151,6 +1151,12 @@ static bool conv_wino_shape(const conv_plan* p, hc_wino_shape* s) {
 }
 
 /* Winograd's tile size for the node (0: not Winograd). */
+/* Lanes a Winograd node's blocks of tiles may run in (hc_wino_shape.lanes):
+ * two unless the schedule put the node in a parallel group, whose lanes
+ * are its own. The memory plan (workspace) and the lowering both ask after
+ * the schedule pass, so they agree. */
+static int wino_lanes(const hc_node* n) { return n->group ? 1 : 2; }
+
 static int conv_wino_m(const conv_plan* p, hc_wino_shape* s) {
   if (!conv_wino_shape(p, s)) return 0;
   if (p->N * p->M * p->out_plane == 0 || p->Cg == 0) return 0;
@@ -2960,6 +2966,7 @@ static hx_status_t lower_conv_fast(hc_lower_ctx* lc, hc_node* n, const conv_plan
   if (kind == CF_WINOGRAD) {
     hc_wino_shape ws;
     int m = conv_wino_m(p, &ws);
+    ws.lanes = wino_lanes(n);
     return hc_wino_emit(lc, n, &ws, m);
   }
   if (kind == CF_GEMM) {
@@ -3159,6 +3166,7 @@ static uint64_t conv_workspace_common(const hc_node* n, bool transpose) {
   if (kind == CF_WINOGRAD) {
     hc_wino_shape ws;
     int m = conv_wino_m(&p, &ws);
+    ws.lanes = wino_lanes(n);
     bytes = hc_wino_workspace(&ws, m, hc_packed_is(n, 1, HC_PACK_WINOGRAD));
   } else if (kind == CF_GEMM) {
     hc_mm_desc d;

@@ -107,7 +107,8 @@ typedef struct wino_geo {
   int64_t th, tw, T, Tp, Mp; /* Mp: output channels padded to panels */
   int64_t Tb, nblk;          /* tiles per block (a multiple of WINO_PAD), blocks */
   int64_t vxs, mxs;          /* elements from one xi to the next in V and Mx */
-  uint64_t u_off, v_off, x_off, total; /* bytes */
+  int lanes;                 /* 1, or 2: V and Mx twice, block b in lane b % 2 (hc_wino_shape.lanes) */
+  uint64_t u_off, v_off, x_off, slot_bytes, total; /* bytes; slot_bytes: one lane's V and Mx */
 } wino_geo;
 
 static uint64_t align64(uint64_t x) { return (x + 63) / 64 * 64; }
@@ -157,7 +158,9 @@ static void wino_geometry(const hc_wino_shape* s, int m, bool packed, wino_geo* 
   off = align64(off + (uint64_t)(g->nxi * g->vxs) * 4u);
   g->x_off = off;
   off = align64(off + (uint64_t)(g->nxi * g->mxs) * 4u);
-  g->total = off;
+  g->slot_bytes = off - g->v_off;
+  g->lanes = s->lanes > 1 && g->nblk > 1 ? 2 : 1;
+  g->total = g->v_off + (uint64_t)g->lanes * g->slot_bytes;
 }
 
 /* F(4,3) from this many 4x4 tiles per image batch (20x20 planes and up). */
@@ -187,7 +190,9 @@ int hc_wino_choose(const hc_wino_shape* s) {
   for (; m >= 2; m -= 2) {
     if (m == 2 && t2 < 32) return 0;
     wino_geo g;
-    wino_geometry(s, m, true, &g);
+    hc_wino_shape one = *s; /* the choice does not depend on the lanes */
+    one.lanes = 1;
+    wino_geometry(&one, m, true, &g);
     /* float16: U is transformed at run time into the workspace (see
      * hc_wino_prepack), which must stay small too. */
     if (s->dt == HX_DTYPE_FLOAT16 && (uint64_t)(g.nxi * s->C * g.Mp) * 4u > HC_WINO_MAX_RUNTIME_U) continue;
@@ -266,6 +271,10 @@ typedef struct wino_emit {
   /* Table entries of bt0 in the input and output transform kernels just
    * emitted (-1: none), for hc_kb_repeat. */
   int bt0_slot_in, bt0_slot_out;
+  /* Two lanes (wino_geo.lanes): the byte offset of the block's V and Mx
+   * from the lane-0 ones, and its table entry in the three kernels. */
+  int64_t lane_off;
+  int lane_slot[3];
 } wino_emit;
 
 /* The constant c as a value of type `type` (a float type or a vector of one). */
@@ -303,6 +312,17 @@ static LLVMValueRef lin(hc_kb* kb, const double* c, LLVMValueRef* x, int count) 
 
 static LLVMValueRef ws_at(hc_kb* kb, uint64_t off) {
   return LLVMBuildGEP2(kb->b, kb->t_i8, hc_kb_workspace(kb), (LLVMValueRef[]){hc_kb_i64(kb, (int64_t)off)}, 1, "");
+}
+
+/* The block's V (off = v_off) or Mx (x_off) base, from its lane's copy. The
+ * lane offset is a table parameter (entry *slot), so that the blocks of
+ * both lanes share one body; one per kernel. */
+static LLVMValueRef ws_block(hc_kb* kb, const wino_emit* e, uint64_t off, int* slot) {
+  LLVMValueRef p = ws_at(kb, off);
+  if (e->g.lanes <= 1) return p;
+  LLVMValueRef lo = hc_kb_param(kb, e->lane_off);
+  *slot = kb->last_param;
+  return LLVMBuildGEP2(kb->b, kb->t_i8, p, &lo, 1, "lane_block");
 }
 
 /* Per-tile i32 tables, 6 rows of Tp entries: input offset of the patch's
@@ -444,7 +464,7 @@ static hx_status_t emit_input(wino_emit* e) {
   hc_ukr_prefer_full_width(&kb);
   LLVMBuilderRef b = kb.b;
   LLVMValueRef X = hc_kb_ptr(&kb, e->n->inputs[0]);
-  LLVMValueRef V = ws_at(&kb, g->v_off);
+  LLVMValueRef V = ws_block(&kb, e, g->v_off, &e->lane_slot[0]);
   hc_loop task;
   LLVMValueRef tk = hc_kb_task_loop_begin(&kb, &task);
   LLVMValueRef c = LLVMBuildUDiv(b, tk, hc_kb_i64(&kb, nb), "");
@@ -677,8 +697,8 @@ static hx_status_t emit_products(wino_emit* e) {
   hc_ukr_prefer_full_width(&kb);
   LLVMBuilderRef b = kb.b;
   LLVMValueRef U = e->packed ? hc_kb_ptr(&kb, e->n->inputs[1]) : ws_at(&kb, g->u_off);
-  LLVMValueRef V = ws_at(&kb, g->v_off);
-  LLVMValueRef Mx = ws_at(&kb, g->x_off);
+  LLVMValueRef V = ws_block(&kb, e, g->v_off, &e->lane_slot[1]);
+  LLVMValueRef Mx = LLVMBuildGEP2(b, kb.t_i8, V, (LLVMValueRef[]){hc_kb_i64(&kb, (int64_t)(g->x_off - g->v_off))}, 1, "");
   hc_loop task;
   LLVMValueRef tk = hc_kb_task_loop_begin(&kb, &task);
   /* Tasks in two halves of the tile chunks (where there are two), each over
@@ -729,7 +749,7 @@ static hx_status_t emit_output(wino_emit* e) {
   hc_ukr_prefer_full_width(&kb);
   LLVMBuilderRef b = kb.b;
   const hc_node* n = e->n;
-  LLVMValueRef Mx = ws_at(&kb, g->x_off);
+  LLVMValueRef Mx = ws_block(&kb, e, g->x_off, &e->lane_slot[2]);
   LLVMValueRef Y = hc_kb_ptr(&kb, n->outputs[0]);
   LLVMValueRef B = hc_input(n, 2) ? hc_kb_ptr(&kb, hc_input(n, 2)) : NULL;
   hc_epilogue epi;
@@ -866,28 +886,39 @@ hx_status_t hc_wino_emit(hc_lower_ctx* lc, const hc_node* n, const hc_wino_shape
    * their bodies are built and compiled once (a 768x768 plane has 2,300
    * blocks). The ragged last block is emitted on its own. */
   int proto = -1; /* kernel index of the first whole block's input transform */
-  int slot_in = -1, slot_out = -1;
+  int slot_in = -1, slot_out = -1, lane_slot[3] = {-1, -1, -1};
+  if (e.g.total > n->workspace_bytes)
+    return hc_node_error(n, HX_STATUS_INTERNAL, "Winograd workspace of %llu bytes, %llu planned",
+                         (unsigned long long)e.g.total, (unsigned long long)n->workspace_bytes);
   for (int64_t blk = 0; blk < e.g.nblk; ++blk) {
     e.bt0 = blk * e.g.Tb;
     e.tn = e.g.T - e.bt0 < e.g.Tb ? e.g.T - e.bt0 : e.g.Tb;
     e.tnp = (e.tn + WINO_PAD - 1) / WINO_PAD * WINO_PAD;
+    int lane = (int)(blk % e.g.lanes);
+    e.lane_off = (int64_t)((uint64_t)lane * e.g.slot_bytes);
     bool whole = e.tn == e.g.Tb;
-    if (whole && proto >= 0) {
-      HX_RETURN_IF_ERROR(hc_kb_repeat(lc, proto, slot_in, e.bt0));
-      HX_RETURN_IF_ERROR(hc_kb_repeat(lc, proto + 1, -1, 0));
-      HX_RETURN_IF_ERROR(hc_kb_repeat(lc, proto + 2, slot_out, e.bt0));
-      continue;
-    }
     int first = lc->num_kernels;
-    e.bt0_slot_in = e.bt0_slot_out = -1;
-    HX_RETURN_IF_ERROR(emit_input(&e));
-    HX_RETURN_IF_ERROR(emit_products(&e));
-    HX_RETURN_IF_ERROR(emit_output(&e));
-    if (whole && lc->num_kernels == first + 3 && e.bt0_slot_in >= 0 && e.bt0_slot_out >= 0) {
-      proto = first;
-      slot_in = e.bt0_slot_in;
-      slot_out = e.bt0_slot_out;
+    if (whole && proto >= 0) {
+      HX_RETURN_IF_ERROR(hc_kb_repeat(lc, proto, 2, (int[]){slot_in, lane_slot[0]}, (int64_t[]){e.bt0, e.lane_off}));
+      HX_RETURN_IF_ERROR(hc_kb_repeat(lc, proto + 1, 1, (int[]){lane_slot[1]}, (int64_t[]){e.lane_off}));
+      HX_RETURN_IF_ERROR(hc_kb_repeat(lc, proto + 2, 2, (int[]){slot_out, lane_slot[2]}, (int64_t[]){e.bt0, e.lane_off}));
+    } else {
+      e.bt0_slot_in = e.bt0_slot_out = -1;
+      e.lane_slot[0] = e.lane_slot[1] = e.lane_slot[2] = -1;
+      HX_RETURN_IF_ERROR(emit_input(&e));
+      HX_RETURN_IF_ERROR(emit_products(&e));
+      HX_RETURN_IF_ERROR(emit_output(&e));
+      bool lanes_ok = e.g.lanes <= 1 || (e.lane_slot[0] >= 0 && e.lane_slot[1] >= 0 && e.lane_slot[2] >= 0);
+      if (whole && proto < 0 && lane == 0 && lc->num_kernels == first + 3 && e.bt0_slot_in >= 0 &&
+          e.bt0_slot_out >= 0 && lanes_ok) {
+        proto = first;
+        slot_in = e.bt0_slot_in;
+        slot_out = e.bt0_slot_out;
+        memcpy(lane_slot, e.lane_slot, sizeof lane_slot);
+      }
     }
+    if (e.g.lanes > 1)
+      for (int k = first; k < lc->num_kernels; ++k) lc->kernels[k].sublane = lane + 1;
   }
   return HX_OK;
 }

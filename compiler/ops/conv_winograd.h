@@ -16,6 +16,13 @@ typedef struct hc_wino_shape {
   /* Type of x, w and y: FLOAT32, or FLOAT16 (read and written as float16,
    * transformed and multiplied in float32, each output rounded once). */
   hx_dtype_t dt;
+  /* Lanes the blocks of tiles may run in (conv.c: 2 for a node in no
+   * schedule group, else 1; 0 reads as 1). With 2 and more than one block,
+   * consecutive blocks alternate between two parallel lanes, each with its
+   * own V and Mx (twice the workspace), so that at two threads each thread
+   * takes whole blocks through all three stages in its own cache instead
+   * of sharing every stage's data with the other core. */
+  int lanes;
 } hc_wino_shape;
 
 /* Output tile size m (4: F(4x4,3x3), 2: F(2x2,3x3)) Winograd is used with

@@ -9,7 +9,11 @@ Where the tiles go in blocks, the LLVM IR at -O3 must show the blocks'
 "winoM_in" and "winoM_out" kernels calling one shared body (every whole
 block; the ragged last one may have its own): the block's first tile is
 read from the kernel's table, not an immediate (kernel-body sharing,
-docs/architecture.md section 5).
+docs/architecture.md section 5). Those blocked single-Conv cases must also
+put their blocks in two lanes of one parallel group (block b's three
+kernels in lane b % 2, each lane with its own workspace copy:
+hc_wino_shape.lanes), and give the expected outputs, bit for bit the same,
+at one and at two threads (harness-run), where the lanes run concurrently.
 
 Usage: /usr/bin/python3 check_winograd_path.py --bin BUILD/bin FUSION_CASES CONV_POOL_CASES
 """
@@ -77,6 +81,50 @@ def shared_body_calls(harnessc, model, target, m, stage):
     return len(kernels), max((calls.count(c) for c in set(calls)), default=0)
 
 
+def lane_problems(harnessc, model, m):
+    """What is wrong with the blocks' lanes in the -O3 manifest (native)."""
+    man = json.loads(kernels(harnessc, model, 3, "native"))
+    ks = [k for k in man["kernels"] if re.search(rf":wino{m}_(in|mm|out)$", k["name"])]
+    if len(ks) < 6 or len(ks) % 3:
+        return f"{len(ks)} block kernels"
+    if len({k["group"] for k in ks}) != 1:
+        return "the blocks' kernels are in %d groups, not one" % len({k["group"] for k in ks})
+    lanes = [k["lane"] for k in ks]
+    want = [(i // 3) % 2 for i in range(len(ks))]
+    return None if lanes == want else f"lanes {lanes}, want {want}"
+
+
+def run_outputs(harness_run, model_so, case_dir, threads, out_dir):
+    os.makedirs(out_dir, exist_ok=True)
+    subprocess.run([harness_run, model_so, "--inputs", os.path.join(case_dir, "test_data_set_0"), "--threads",
+                    str(threads), "--format", "npy", "--outputs", out_dir], check=True, stdout=subprocess.DEVNULL)
+    import numpy as np
+    return np.load(os.path.join(out_dir, "output_0.npy"))
+
+
+def threads_problem(a, harnessc, case_dir):
+    """Runs the -O3 artifact at 1 and 2 threads: both must match the expected
+    output (rtol = atol = 1e-4) and each other bit for bit."""
+    import numpy as np
+    from onnx import TensorProto, numpy_helper
+    with tempfile.TemporaryDirectory() as tmp:
+        so = os.path.join(tmp, "m.so")
+        subprocess.run([harnessc, "-O3", os.path.join(case_dir, "model.onnx"), "-o", so], check=True,
+                       stdout=subprocess.DEVNULL)
+        run = os.path.join(a.bin, "harness-run")
+        y1 = run_outputs(run, so, case_dir, 1, os.path.join(tmp, "t1"))
+        y2 = run_outputs(run, so, case_dir, 2, os.path.join(tmp, "t2"))
+    t = TensorProto()
+    with open(os.path.join(case_dir, "test_data_set_0", "output_0.pb"), "rb") as f:
+        t.ParseFromString(f.read())
+    want = numpy_helper.to_array(t)
+    if not np.array_equal(y1, y2):
+        return "outputs at 1 and 2 threads differ (max %g)" % float(np.abs(y1 - y2).max())
+    if not np.allclose(y2, want, rtol=1e-4, atol=1e-4):
+        return "output differs from the expected one (max %g)" % float(np.abs(y2 - want).max())
+    return None
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--bin", required=True)
@@ -110,6 +158,16 @@ def main():
                     bad += 1
                     print(f"FAIL {case} {target}: {nk} wino{m}_{stage} kernels (blocks), but at most {most} "
                           f"of them call one shared body (want all whole blocks: >= {nk - 1})")
+    for case in SHARED_BLOCKS:
+        folder, _, m, _ = next(c for c in CASES if c[1] == case)
+        case_dir = os.path.join(a.dirs[folder], case)
+        for what, problem in (("lanes", lambda: lane_problems(harnessc, os.path.join(case_dir, "model.onnx"), m)),
+                              ("threads", lambda: threads_problem(a, harnessc, case_dir))):
+            checks += 1
+            why = problem()
+            if why:
+                bad += 1
+                print(f"FAIL {case} {what}: {why}")
     print(f"{checks - bad} passed, {bad} failed")
     return 1 if bad else 0
 
