@@ -107,7 +107,7 @@ typedef struct wino_geo {
   int64_t th, tw, T, Tp, Mp; /* Mp: output channels padded to panels */
   int64_t Tb, nblk;          /* tiles per block (a multiple of WINO_PAD), blocks */
   int64_t vxs, mxs;          /* elements from one xi to the next in V and Mx */
-  int lanes;                 /* 1, or 2: V and Mx twice, block b in lane b % 2 (hc_wino_shape.lanes) */
+  int lanes;                 /* 1, or 2: V and Mx twice, the blocks in two runs (hc_wino_shape.lanes) */
   uint64_t u_off, v_off, x_off, slot_bytes, total; /* bytes; slot_bytes: one lane's V and Mx */
 } wino_geo;
 
@@ -890,11 +890,18 @@ hx_status_t hc_wino_emit(hc_lower_ctx* lc, const hc_node* n, const hc_wino_shape
   if (e.g.total > n->workspace_bytes)
     return hc_node_error(n, HX_STATUS_INTERNAL, "Winograd workspace of %llu bytes, %llu planned",
                          (unsigned long long)e.g.total, (unsigned long long)n->workspace_bytes);
+  /* Two lanes take the blocks in two runs of about half the tiles each
+   * (the first block whose tiles start at or past the middle opens the
+   * second), so that each lane covers one half of the image rows: the
+   * threads of the GEMMs around the convolution split their pixels the
+   * same way, so each lane mostly reads and writes its own core's lines. */
+  int64_t lane1_t0 = (e.g.T / 2 + e.g.Tb - 1) / e.g.Tb * e.g.Tb;
+  if (lane1_t0 - e.g.T / 2 > e.g.Tb / 2) lane1_t0 -= e.g.Tb;
   for (int64_t blk = 0; blk < e.g.nblk; ++blk) {
     e.bt0 = blk * e.g.Tb;
     e.tn = e.g.T - e.bt0 < e.g.Tb ? e.g.T - e.bt0 : e.g.Tb;
     e.tnp = (e.tn + WINO_PAD - 1) / WINO_PAD * WINO_PAD;
-    int lane = (int)(blk % e.g.lanes);
+    int lane = e.g.lanes > 1 && e.bt0 >= lane1_t0 ? 1 : 0;
     e.lane_off = (int64_t)((uint64_t)lane * e.g.slot_bytes);
     bool whole = e.tn == e.g.Tb;
     int first = lc->num_kernels;

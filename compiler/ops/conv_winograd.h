@@ -18,10 +18,11 @@ typedef struct hc_wino_shape {
   hx_dtype_t dt;
   /* Lanes the blocks of tiles may run in (conv.c: 2 for a node in no
    * schedule group, else 1; 0 reads as 1). With 2 and more than one block,
-   * consecutive blocks alternate between two parallel lanes, each with its
-   * own V and Mx (twice the workspace), so that at two threads each thread
-   * takes whole blocks through all three stages in its own cache instead
-   * of sharing every stage's data with the other core. */
+   * the blocks go in two parallel lanes, the first half of the tiles in
+   * one and the rest in the other, each lane with its own V and Mx (twice
+   * the workspace), so that at two threads each thread takes whole blocks
+   * through all three stages in its own cache instead of sharing every
+   * stage's data with the other core. */
   int lanes;
 } hc_wino_shape;
 
