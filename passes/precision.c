@@ -223,12 +223,11 @@ typedef struct converted {
 
 /* The int8 scales of w per chan: max|w| / 127 per channel (for an
  * all-zero channel the largest, for a non-finite one 1), and how they are
- * stored. As float16
- * (half the bytes: 67 -> 33 KB in PP-OCRv4 rec) unless a channel is not
- * finite: shifted by 2^*exp so that the largest lies in [2^14, 2^15), and
- * each rounded up to a float16 (so |w| / scale stays <= 127); `scales` then
- * holds the stored values, shifted back, and the weights are quantised
- * with them. A scale that stays normal loses nothing but a quantisation
+ * stored. As float16 (half the bytes: 67 -> 33 KB in PP-OCRv4 rec) unless
+ * a channel is not finite: shifted by 2^*exp so that the largest lies in
+ * [2^14, 2^15), and each rounded up to a float16 (so |w| / scale stays
+ * <= 127); `scales` then holds the stored values, shifted back, and the
+ * weights are quantised with them. A scale that stays normal loses nothing but a quantisation
  * step at most 2^-10 coarser; one that falls below float16's normal range
  * (2^-28 of the largest: dead channels, the weights of trained models have
  * some) gets a step of at most 2^-39 of the largest channel's scale. */

@@ -1180,7 +1180,7 @@ hx_status_t hc_install_panels(hc_graph* g, hc_node* n, hc_value* original, hx_dt
   int64_t flat[1] = {(int64_t)bytes};
   if (elem == HX_DTYPE_INT8) {
     memcpy(data + hc_q8_scales_offset(bytes), (const uint8_t*)src->data + n->packed->scales_offset,
-           (size_t)n->packed->scales_count * hc_q8_scale_bytes(scales.elem));
+           (size_t)n->packed->scales_count * hx_dtype_size(scales.elem));
     flat[0] = (int64_t)hc_q8_total_bytes(bytes, n->packed->scales_count, scales.elem);
   }
   char name[256];

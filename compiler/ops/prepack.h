@@ -89,9 +89,8 @@ static inline hc_q8_scales hc_packed_q8_scales(const hc_node* n, int input) {
  * `count` scales of type `scales_elem` (FLOAT16 or FLOAT32) from the next
  * multiple of 64 bytes. */
 static inline uint64_t hc_q8_scales_offset(uint64_t bytes) { return (bytes + 63) / 64 * 64; }
-static inline uint64_t hc_q8_scale_bytes(hx_dtype_t scales_elem) { return scales_elem == HX_DTYPE_FLOAT16 ? 2u : 4u; }
 static inline uint64_t hc_q8_total_bytes(uint64_t bytes, int64_t count, hx_dtype_t scales_elem) {
-  return hc_q8_scales_offset(bytes) + (uint64_t)count * hc_q8_scale_bytes(scales_elem);
+  return hc_q8_scales_offset(bytes) + (uint64_t)count * hx_dtype_size(scales_elem);
 }
 
 #endif /* HARNESS_OPS_PREPACK_H */
