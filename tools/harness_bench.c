@@ -258,6 +258,68 @@ static double mem_read_gbps(void) {
   return best;
 }
 
+/* Core-to-core round trip: two threads pinned to CPUs 0 and 1 pass one
+ * cache line back and forth; the best of five runs of 20,000 round trips,
+ * in ns. It says how dear it is for one core to read a line the other has
+ * just written, which every multi-thread run pays at each handoff between
+ * kernels. On a virtual machine it changes with where the host places the
+ * two vCPUs (whether they share a last-level cache), and two-thread results
+ * move with it, so the benchmark reports record it (docs/performance.md).
+ * -1 with fewer than two CPUs or when the threads cannot be pinned. */
+#define PINGPONG_ROUNDS 20000
+typedef struct pingpong {
+  _Alignas(64) atomic_uint turn;
+  int ok;
+} pingpong;
+
+static bool pin_to_cpu(int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  return pthread_setaffinity_np(pthread_self(), sizeof set, &set) == 0;
+}
+
+static void* pingpong_partner(void* arg) {
+  pingpong* pp = arg;
+  pp->ok = pin_to_cpu(1);
+  atomic_store_explicit(&pp->turn, 1, memory_order_release); /* ready */
+  for (unsigned i = 0; i < 5u * PINGPONG_ROUNDS; ++i) {
+    unsigned want = 2 * i + 2; /* the caller's move of round i */
+    while (atomic_load_explicit(&pp->turn, memory_order_acquire) != want) CPU_RELAX();
+    atomic_store_explicit(&pp->turn, want + 1, memory_order_release);
+  }
+  return NULL;
+}
+
+static double core_roundtrip_ns(void) {
+  if (sysconf(_SC_NPROCESSORS_ONLN) < 2) return -1;
+  cpu_set_t saved;
+  if (pthread_getaffinity_np(pthread_self(), sizeof saved, &saved) != 0) return -1;
+  if (!pin_to_cpu(0)) return -1;
+  pingpong pp;
+  atomic_init(&pp.turn, 0);
+  pp.ok = 0;
+  pthread_t t;
+  if (pthread_create(&t, NULL, pingpong_partner, &pp) != 0) {
+    pthread_setaffinity_np(pthread_self(), sizeof saved, &saved);
+    return -1;
+  }
+  while (atomic_load_explicit(&pp.turn, memory_order_acquire) != 1) CPU_RELAX();
+  double best = -1;
+  for (unsigned run = 0; run < 5; ++run) {
+    uint64_t t0 = now_ns();
+    for (unsigned i = run * PINGPONG_ROUNDS; i < (run + 1) * PINGPONG_ROUNDS; ++i) {
+      atomic_store_explicit(&pp.turn, 2 * i + 2, memory_order_release);
+      while (atomic_load_explicit(&pp.turn, memory_order_acquire) != 2 * i + 3) CPU_RELAX();
+    }
+    double ns = (double)(now_ns() - t0) / PINGPONG_ROUNDS;
+    if (best < 0 || ns < best) best = ns;
+  }
+  pthread_join(t, NULL);
+  pthread_setaffinity_np(pthread_self(), sizeof saved, &saved);
+  return pp.ok ? best : -1;
+}
+
 /* --peak: ISA, clock, and the fp32 peak per core and for all cores:
  * 2 FMA ports x lanes x 2 flops x GHz, with the clock measured above. */
 static int print_peak(bool json) {
@@ -274,13 +336,15 @@ static int print_peak(bool json) {
 #endif
   double clock = ghz > 0 ? ghz : mhz / 1000.0;
   double mem = mem_read_gbps();
+  double roundtrip = core_roundtrip_ns();
   double peak2 = 2 * 8 * 2 * clock, peak512 = 2 * 16 * 2 * clock;
   const char* isa = avx512 ? "avx512" : avx2 ? "avx2" : "none";
   if (json) {
     printf("{\"isa\": \"%s\", \"cores\": %d, \"cpuinfo_mhz\": %.1f, \"measured_ghz\": %.3f, \"clock_ghz\": %.3f, "
            "\"peak_avx2_gflops_per_core\": %.2f, \"peak_avx512_gflops_per_core\": %.2f, "
-           "\"fma_loop_avx2_gflops\": %.2f, \"fma_loop_avx512_gflops\": %.2f, \"mem_read_gbps_per_core\": %.2f}\n",
-           isa, cores, mhz, ghz, clock, avx2 ? peak2 : 0, avx512 ? peak512 : 0, fma2, fma512, mem);
+           "\"fma_loop_avx2_gflops\": %.2f, \"fma_loop_avx512_gflops\": %.2f, \"mem_read_gbps_per_core\": %.2f, "
+           "\"core_roundtrip_ns\": %.1f}\n",
+           isa, cores, mhz, ghz, clock, avx2 ? peak2 : 0, avx512 ? peak512 : 0, fma2, fma512, mem, roundtrip);
   } else {
     printf("ISA: %s, %d cores, /proc/cpuinfo %.0f MHz, measured clock %.2f GHz\n", isa, cores, mhz, ghz);
     if (avx2)
@@ -292,6 +356,7 @@ static int print_peak(bool json) {
              "FMA loop reaches %.1f per core\n",
              clock, peak512, peak512 * cores, cores, fma512);
     printf("Memory read  (one core, in order, 256 MiB): %.1f GB/s\n", mem);
+    if (roundtrip > 0) printf("Core to core (a cache line between CPUs 0 and 1): round trip %.0f ns\n", roundtrip);
   }
   return 0;
 }

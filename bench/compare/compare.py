@@ -79,7 +79,8 @@ def main():
     machine = engines.peak(bin_dir)
     peak_name, peak_core = engines.peak_for(machine, a.peak_isa)
     log(f"machine: {machine['isa']}, {machine['cores']} cores, {machine['clock_ghz']:.2f} GHz; "
-        f"quoting the {peak_name} peak, {peak_core:.1f} GFLOP/s per core")
+        f"quoting the {peak_name} peak, {peak_core:.1f} GFLOP/s per core; "
+        f"core-to-core round trip {machine.get('core_roundtrip_ns', -1):.0f} ns")
     rows, profiles, failures = [], {}, []
     for name in a.models:
         d = os.path.join(a.work, name)
@@ -153,9 +154,13 @@ def main():
         print(f"{name}: framework overhead {p['profile']['overhead_us']:.3f} us per inference at 1 thread")
     for f in failures:
         print(f"{f['model']}: FAILED: {f['error'].splitlines()[0]}")
+    # The round trip again: the host may have moved the vCPUs during the run.
+    machine_end = engines.peak(bin_dir)
+    print(f"core-to-core round trip: {machine.get('core_roundtrip_ns', -1):.0f} ns at the start, "
+          f"{machine_end.get('core_roundtrip_ns', -1):.0f} ns at the end")
     if a.json:
         with open(a.json, "w") as f:
-            json.dump({"machine": machine, "peak_name": peak_name, "peak_gflops_per_core": peak_core,
+            json.dump({"machine": machine, "machine_end": machine_end, "peak_name": peak_name, "peak_gflops_per_core": peak_core,
                        "rounds": a.rounds, "block_s": a.block_s, "one_thread_cpu": engines.one_thread_cpu(), "target": a.target or "native",
                        "rows": rows, "profiles": profiles, "failures": failures}, f, indent=1)
     return 1 if failures else 0

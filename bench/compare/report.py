@@ -87,6 +87,13 @@ def results_md(work, bin_dir, command):
                    f"(2 FMA x 8 lanes x 2 flops x GHz), AVX-512 {machine['peak_avx512_gflops_per_core']:.1f} GFLOP/s "
                    f"(x 16 lanes). A register-only FMA loop reaches {machine['fma_loop_avx2_gflops']:.1f} (256-bit) and "
                    f"{machine['fma_loop_avx512_gflops']:.1f} (512-bit) GFLOP/s per core.")
+        end = (cmp_ or {}).get("machine_end") or {}
+        if machine.get("core_roundtrip_ns", -1) > 0:
+            rt = f"{machine['core_roundtrip_ns']:.0f} ns"
+            if end.get("core_roundtrip_ns", -1) > 0:
+                rt = f"{rt} before the comparison and {end['core_roundtrip_ns']:.0f} ns after it"
+            out.append(f"- Core-to-core round trip (one cache line between CPUs 0 and 1, `harness-bench --peak`): "
+                       f"{rt}. Two-thread results depend on it: see \"Two threads and the host\" below.")
     out.append(f"- Software: {v['harnessc']}; {v['ort']}; {v['openblas']}.")
     out.append("")
 
