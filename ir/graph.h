@@ -362,4 +362,12 @@ enum { HC_PACK_CONVT_PHASES = 4 };
  * copy per distinct layout. */
 enum { HC_PACK_KQUADS_S8 = 5 };
 
+/* Appended HC_PACK_* layout (compiler/ops/conv_winograd.c): a 3x3 Conv
+ * weight g[M][C][3][3] that the precision pass narrowed (hc_packed_input.elem
+ * FLOAT16, BFLOAT16 or INT8), for a Winograd convolution whose products
+ * compute U = G g G^T from it per task: in panels of 16 output channels,
+ * [ceil(M/16)][C][9 taps][16], zero past M; an INT8 copy's scales (one per
+ * padded output channel, zero past M) follow as hc_packed_input says. */
+enum { HC_PACK_WINOGRAD_G = 6 };
+
 #endif /* HARNESS_IR_GRAPH_H */

@@ -163,6 +163,8 @@ typedef struct conv_plan {
    * constant keeps the per-output-channel scales. */
   hx_dtype_t wt;
   hc_q8_scales wscales;
+  int wlayout;     /* HC_PACK_* of the weight's packed copy (HC_PACK_NONE: none) */
+  bool prepacking; /* asked by pack-weights, which may still repack the weight */
 } conv_plan;
 
 /* Input i as the op sees it: the unpacked original of a pre-packed input. */
@@ -201,6 +203,7 @@ static hx_status_t check_conv_inputs(const hc_node* n, bool transpose, conv_plan
     p->wt = wt;
     if (wt == HX_DTYPE_INT8) p->wscales = hc_packed_q8_scales(n, 1);
   }
+  p->wlayout = n->packed && n->packed->input == 1 ? n->packed->layout : HC_PACK_NONE;
   p->nd = x->rank - 2;
   p->N = x->dims[0];
   p->C = x->dims[1];
@@ -1139,14 +1142,22 @@ static bool conv_is_gemv(const conv_plan* p) {
 }
 
 /* The Winograd candidate shape of a 2-D float32 (or float16) 3x3 stride-1
- * Conv of one group with weights of its own type (false otherwise);
- * hc_wino_choose decides. */
+ * Conv of one group (false otherwise); hc_wino_choose decides. Weights of
+ * the activations' type, or float32 activations with weights the precision
+ * pass narrowed: their products build U from the narrowed weights
+ * (HC_PACK_WINOGRAD_G, which pack-weights makes from the plain narrowed
+ * copy). A narrowed copy still plain at lowering (-O0, -O1: no
+ * pack-weights) gets the direct kernels, which read it in place. */
 static bool conv_wino_shape(const conv_plan* p, hc_wino_shape* s) {
   if (p->transpose || (p->dt != HX_DTYPE_FLOAT32 && p->dt != HX_DTYPE_FLOAT16) || p->nd != 2 || p->G != 1) return false;
-  if (p->wt != HX_DTYPE_UNDEFINED && p->wt != HX_DTYPE_FLOAT32) return false;
+  bool narrowed = p->wt != HX_DTYPE_UNDEFINED && p->wt != HX_DTYPE_FLOAT32;
+  if (narrowed && (p->dt != HX_DTYPE_FLOAT32 ||
+                   !(p->wlayout == HC_PACK_WINOGRAD_G || (p->wlayout == HC_PACK_PLAIN && p->prepacking))))
+    return false;
   for (int i = 0; i < 2; ++i)
     if (p->k[i] != 3 || p->s[i] != 1 || p->d[i] != 1) return false;
   *s = (hc_wino_shape){p->N, p->C, p->M, p->in[0], p->in[1], p->out[0], p->out[1], p->pb[0], p->pb[1], p->dt};
+  s->wt = narrowed ? p->wt : HX_DTYPE_UNDEFINED;
   return true;
 }
 
@@ -3107,6 +3118,7 @@ hx_status_t hc_conv_prepack(hc_graph* g, hc_node* n, bool* out_done) {
   bool narrowed = hc_packed_is(n, 1, HC_PACK_PLAIN);
   if ((n->op != &hc_op_conv && !transpose) || (n->packed && !narrowed)) return HX_OK;
   if (!conv_plan_of(n, transpose, &p)) return HX_OK;
+  p.prepacking = true;
   hc_value* src = n->inputs[1];
   hc_value* w = narrowed ? n->packed->original : src;
   if (conv_fast_kind(&p) == CF_WINOGRAD) {
@@ -3167,7 +3179,7 @@ static uint64_t conv_workspace_common(const hc_node* n, bool transpose) {
     hc_wino_shape ws;
     int m = conv_wino_m(&p, &ws);
     ws.lanes = wino_lanes(n);
-    bytes = hc_wino_workspace(&ws, m, hc_packed_is(n, 1, HC_PACK_WINOGRAD));
+    bytes = hc_wino_workspace(&ws, m, hc_packed_is(n, 1, HC_PACK_WINOGRAD) || hc_packed_is(n, 1, HC_PACK_WINOGRAD_G));
   } else if (kind == CF_GEMM) {
     hc_mm_desc d;
     conv_gemm_desc(n, &p, &d);

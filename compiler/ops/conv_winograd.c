@@ -163,6 +163,17 @@ static void wino_geometry(const hc_wino_shape* s, int m, bool packed, wino_geo* 
   g->total = g->v_off + (uint64_t)g->lanes * g->slot_bytes;
 }
 
+/* Narrowed weights (hc_wino_shape.wt) take Winograd only where what it adds
+ * to the artifact, the per-tile tables (6 int32 per tile) and the three
+ * kernel entries of each block (the ABI record, its relocations and name,
+ * about this many bytes), is at most a quarter of the weights' bytes: a
+ * user who narrows weights asks for a small artifact. ResNet-50's layers
+ * 1-3 qualify (1.17-1.24x -> 1.00-1.04x the float32 artifact's latency).
+ * PP-OCRv4 det's five candidates (24 output channels on large planes, many
+ * blocks) would have added 185 KB to its 1.5 MB int8 artifact for no
+ * measurable speed; two of them qualify. */
+#define WINO_KERNEL_ENTRY_BYTES 150
+
 /* F(4,3) from this many 4x4 tiles per image batch (20x20 planes and up). */
 #define WINO_F4_MIN_TILES 25
 
@@ -198,6 +209,11 @@ int hc_wino_choose(const hc_wino_shape* s) {
     if (s->dt == HX_DTYPE_FLOAT16 && (uint64_t)(g.nxi * s->C * g.Mp) * 4u > HC_WINO_MAX_RUNTIME_U) continue;
     /* Nor blocks grown past HC_WINO_MAX_F16_BLOCK (see wino_geometry). */
     if (s->dt == HX_DTYPE_FLOAT16 && g.total > HC_WINO_MAX_F16_BLOCK) continue;
+    if (s->wt != HX_DTYPE_UNDEFINED) {
+      uint64_t wbytes = (uint64_t)(s->M * s->C * 9) * hx_dtype_size(s->wt);
+      uint64_t extra = (uint64_t)g.Tp * 6u * 4u + (uint64_t)g.nblk * 3u * WINO_KERNEL_ENTRY_BYTES;
+      if (4 * extra > wbytes) continue;
+    }
     if (g.total <= HC_WINO_MAX_WORKSPACE) return m;
   }
   return 0;
@@ -231,8 +247,55 @@ static void transform_weights(const float* w, const hc_wino_shape* s, const wino
     }
 }
 
+/* Index of tap t of g[oc][c] in HC_PACK_WINOGRAD_G, [Mp/16][C][9][16]. */
+static int64_t g_index(int64_t C, int64_t oc, int64_t c, int t) {
+  return ((oc / WINO_PW * C + c) * 9 + t) * WINO_PW + oc % WINO_PW;
+}
+
+/* The precision pass's plain narrowed copy g[M][C][3][3] of n's weight in
+ * HC_PACK_WINOGRAD_G, in its element type (INT8: then the scales, padded
+ * with zeros to whole panels). */
+static hx_status_t prepack_narrowed(hc_graph* g, hc_node* n, const hc_wino_shape* s, bool* out_done) {
+  hc_value* src = n->inputs[1];
+  hc_packed_input* plain = n->packed;
+  hx_dtype_t elem = plain->elem;
+  if (src->kind != HC_VALUE_CONST || !src->data || elem != s->wt) return HX_OK;
+  size_t es = hx_dtype_size(elem);
+  int64_t Mp = (s->M + WINO_PW - 1) / WINO_PW * WINO_PW;
+  size_t bytes = (size_t)(Mp * s->C * 9) * es;
+  hc_q8_scales sc = hc_packed_q8_scales(n, 1);
+  size_t total = elem == HX_DTYPE_INT8 ? hc_q8_total_bytes(bytes, Mp, sc.elem) : bytes;
+  uint8_t* data = hc_graph_alloc_data(g, total);
+  if (!data) return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory packing '%s'", src->name);
+  memset(data, 0, total);
+  const uint8_t* q = src->data;
+  for (int64_t oc = 0; oc < s->M; ++oc)
+    for (int64_t c = 0; c < s->C; ++c)
+      for (int t = 0; t < 9; ++t)
+        memcpy(data + (size_t)g_index(s->C, oc, c, t) * es, q + (size_t)((oc * s->C + c) * 9 + t) * es, es);
+  if (elem == HX_DTYPE_INT8)
+    memcpy(data + hc_q8_scales_offset(bytes), q + plain->scales_offset,
+           (size_t)plain->scales_count * hx_dtype_size(sc.elem));
+  char name[256];
+  snprintf(name, sizeof name, "%s.winog", src->name);
+  int64_t dims[4] = {Mp / WINO_PW, s->C, 9, WINO_PW}, flat[1] = {(int64_t)total};
+  hc_packed_input* pk;
+  HX_RETURN_IF_ERROR(hc_install_packed(g, n, plain->original, name, elem, elem == HX_DTYPE_INT8 ? 1 : 4,
+                                       elem == HX_DTYPE_INT8 ? flat : dims, data, HC_PACK_WINOGRAD_G, &pk));
+  pk->elem = elem;
+  if (elem == HX_DTYPE_INT8) {
+    pk->scales_count = Mp;
+    pk->scales_offset = hc_q8_scales_offset(bytes);
+    pk->scales_elem = sc.elem;
+    pk->scales_exp = sc.exp;
+  }
+  *out_done = true;
+  return HX_OK;
+}
+
 hx_status_t hc_wino_prepack(hc_graph* g, hc_node* n, const hc_wino_shape* s, int m, bool* out_done) {
   *out_done = false;
+  if (s->wt != HX_DTYPE_UNDEFINED) return hc_packed_is(n, 1, HC_PACK_PLAIN) ? prepack_narrowed(g, n, s, out_done) : HX_OK;
   hc_value* w = n->inputs[1];
   /* float16 weights stay as they are: transformed in float32 they would be
    * 3.6x (F(2,3)) to 8x (F(4,3)) their bytes in the artifact (ISNet-medium:
@@ -264,6 +327,10 @@ typedef struct wino_emit {
   wino_geo g;
   unsigned vl;
   bool packed;
+  /* Narrowed weights (HC_PACK_WINOGRAD_G): their storage type and INT8
+   * scales; UNDEFINED: U is float32. */
+  hx_dtype_t wt;
+  hc_q8_scales wsc;
   LLVMValueRef tab; /* i32 tables, see emit_tables */
   /* The block of tiles being emitted: global tiles [bt0, bt0 + tn), tnp
    * being tn padded to WINO_PAD; V and Mx index them from 0. */
@@ -547,15 +614,45 @@ static void plan_products(const wino_emit* e, mm_plan* q) {
   q->kc = (e->s->C + q->nkb - 1) / q->nkb;
 }
 
+/* Where the products read U[xi] for one channel block and reduction block:
+ * the element of input channel k0 + k and vector v (of the block's nv) at
+ * ptr[base + k * outer + vec[v]]. */
+typedef struct u_view {
+  LLVMValueRef ptr, base;
+  int64_t outer;
+  int64_t vec[HC_UKR_MAX_NV];
+} u_view;
+
+/* U[xi] packed at compile time (HC_PACK_WINOGRAD, or the workspace copy
+ * the "w" kernel writes): channel block m0, from input channel k0. */
+static u_view u_packed(hc_kb* kb, const wino_emit* e, LLVMValueRef U, LLVMValueRef xi, LLVMValueRef m0,
+                       LLVMValueRef k0, int nv) {
+  const hc_wino_shape* s = e->s;
+  u_view u;
+  memset(&u, 0, sizeof u);
+  u.ptr = U;
+  /* m0 is a multiple of nv * vl: of 16 unless a single 8-lane vector. */
+  LLVMValueRef panel = LLVMBuildUDiv(kb->b, m0, hc_kb_i64(kb, WINO_PW), "");
+  u.base = hc_kb_iadd(kb, hc_kb_imul(kb, hc_kb_iadd(kb, hc_kb_imul(kb, xi, hc_kb_i64(kb, e->g.Mp / WINO_PW)), panel),
+                                     hc_kb_i64(kb, s->C * WINO_PW)),
+                      hc_kb_iadd(kb, LLVMBuildURem(kb->b, m0, hc_kb_i64(kb, WINO_PW), ""),
+                                 hc_kb_imul(kb, k0, hc_kb_i64(kb, WINO_PW))));
+  u.outer = WINO_PW;
+  for (int v = 0; v < nv; ++v) {
+    int64_t col = (int64_t)v * e->vl;
+    u.vec[v] = col / WINO_PW * s->C * WINO_PW + col % WINO_PW;
+  }
+  return u;
+}
+
 /* One micro-kernel call: tiles [t0, t0+mr) (broadcast from V[xi][c][t])
- * times nv vectors of output channels from m0 (U's panels), over input
+ * times nv vectors of output channels from m0 (U as *uv says), over input
  * channels [k0, k0 + kc), stored to Mx[xi][t][oc] (added to what is there
  * where the i1 `accumulate` is true; NULL = never). pf: U element whose line
  * to prefetch at step 0 (NULL = none). */
-static void mm_tile(hc_kb* kb, const wino_emit* e, LLVMValueRef U, LLVMValueRef V, LLVMValueRef Mx, LLVMValueRef xi,
+static void mm_tile(hc_kb* kb, const wino_emit* e, const u_view* uv, LLVMValueRef V, LLVMValueRef Mx, LLVMValueRef xi,
                     LLVMValueRef m0, LLVMValueRef t0, int mr, int nv, LLVMValueRef k0, LLVMValueRef kc,
                     LLVMValueRef accumulate, LLVMValueRef pf) {
-  const hc_wino_shape* s = e->s;
   int64_t Tb = e->g.Tb, Mp = e->g.Mp;
   unsigned vl = e->vl;
   hc_ukr u;
@@ -566,22 +663,14 @@ static void mm_tile(hc_kb* kb, const wino_emit* e, LLVMValueRef U, LLVMValueRef 
   u.vl = vl;
   u.last_lanes = vl; /* U's panels are zero past M */
   u.a = V;
-  u.b = U;
+  u.b = uv->ptr;
   u.a_base = hc_kb_iadd(kb, hc_kb_iadd(kb, hc_kb_imul(kb, xi, hc_kb_i64(kb, e->g.vxs)), t0),
                         hc_kb_imul(kb, k0, hc_kb_i64(kb, Tb)));
   u.a_outer = Tb;
   for (int i = 0; i < mr; ++i) u.a_row[i] = i;
-  /* m0 is a multiple of nv * vl: of 16 unless a single 8-lane vector. */
-  LLVMValueRef panel = LLVMBuildUDiv(kb->b, m0, hc_kb_i64(kb, WINO_PW), "");
-  u.b_base = hc_kb_iadd(kb, hc_kb_imul(kb, hc_kb_iadd(kb, hc_kb_imul(kb, xi, hc_kb_i64(kb, Mp / WINO_PW)), panel),
-                                       hc_kb_i64(kb, s->C * WINO_PW)),
-                        hc_kb_iadd(kb, LLVMBuildURem(kb->b, m0, hc_kb_i64(kb, WINO_PW), ""),
-                                   hc_kb_imul(kb, k0, hc_kb_i64(kb, WINO_PW))));
-  u.b_outer = WINO_PW;
-  for (int v = 0; v < nv; ++v) {
-    int64_t col = (int64_t)v * vl;
-    u.b_vec[v] = col / WINO_PW * s->C * WINO_PW + col % WINO_PW;
-  }
+  u.b_base = uv->base;
+  u.b_outer = uv->outer;
+  for (int v = 0; v < nv; ++v) u.b_vec[v] = uv->vec[v];
   u.outer = kc;
   u.nterms = 1;
   if (pf) {
@@ -635,9 +724,9 @@ static void split_halves(hc_kb* kb, LLVMValueRef tk, int64_t units, int64_t h, i
 /* The tiles of chunk tc for one channel block of nv vectors over input
  * channels [k0, k0 + kc): its whole mr-tile blocks, and the last chunk also
  * the tiles left over. */
-static void mm_kblock(hc_kb* kb, const wino_emit* e, const mm_plan* q, LLVMValueRef U, LLVMValueRef V, LLVMValueRef Mx,
-                      LLVMValueRef xi, LLVMValueRef m0, LLVMValueRef tc, int nv, LLVMValueRef k0, LLVMValueRef kc,
-                      LLVMValueRef accumulate) {
+static void mm_kblock(hc_kb* kb, const wino_emit* e, const mm_plan* q, const u_view* uv, LLVMValueRef V,
+                      LLVMValueRef Mx, LLVMValueRef xi, LLVMValueRef m0, LLVMValueRef tc, int nv, LLVMValueRef k0,
+                      LLVMValueRef kc, LLVMValueRef accumulate) {
   LLVMBuilderRef b = kb->b;
   LLVMValueRef blk0 = hc_kb_imul(kb, tc, hc_kb_i64(kb, q->kchunk));
   LLVMValueRef blk1 = hc_kb_imin(kb, hc_kb_iadd(kb, blk0, hc_kb_i64(kb, q->kchunk)), hc_kb_i64(kb, q->nfull));
@@ -647,39 +736,161 @@ static void mm_kblock(hc_kb* kb, const wino_emit* e, const mm_plan* q, LLVMValue
    * of it, 49 tiles), and a task's panels follow the previous task's in
    * memory: tile block j prefetches rows [k0, k0 + kc) of panel j mod np of
    * the next task into L2, one line per reduction step, so that the next
-   * task's first pass does not wait on the stream. */
-  int64_t np = ((int64_t)q->nv * e->vl + WINO_PW - 1) / WINO_PW;
-  LLVMValueRef p0 = hc_kb_iadd(kb, hc_kb_imul(kb, xi, hc_kb_i64(kb, e->g.Mp / WINO_PW)),
-                               LLVMBuildUDiv(b, m0, hc_kb_i64(kb, WINO_PW), ""));
-  LLVMValueRef pj = LLVMBuildURem(b, LLVMBuildSub(b, tb, blk0, ""), hc_kb_i64(kb, np), "");
-  LLVMValueRef pf = hc_kb_iadd(kb,
-                               hc_kb_imul(kb, hc_kb_iadd(kb, p0, hc_kb_iadd(kb, pj, hc_kb_i64(kb, np))),
-                                          hc_kb_i64(kb, e->s->C * WINO_PW)),
-                               hc_kb_imul(kb, k0, hc_kb_i64(kb, WINO_PW)));
-  mm_tile(kb, e, U, V, Mx, xi, m0, hc_kb_imul(kb, tb, hc_kb_i64(kb, q->mr)), q->mr, nv, k0, kc, accumulate, pf);
+   * task's first pass does not wait on the stream. (Narrowed weights: U
+   * is the task's own panel on the stack, built from g in L1.) */
+  LLVMValueRef pf = NULL;
+  if (e->wt == HX_DTYPE_UNDEFINED) {
+    int64_t np = ((int64_t)q->nv * e->vl + WINO_PW - 1) / WINO_PW;
+    LLVMValueRef p0 = hc_kb_iadd(kb, hc_kb_imul(kb, xi, hc_kb_i64(kb, e->g.Mp / WINO_PW)),
+                                 LLVMBuildUDiv(b, m0, hc_kb_i64(kb, WINO_PW), ""));
+    LLVMValueRef pj = LLVMBuildURem(b, LLVMBuildSub(b, tb, blk0, ""), hc_kb_i64(kb, np), "");
+    pf = hc_kb_iadd(kb,
+                    hc_kb_imul(kb, hc_kb_iadd(kb, p0, hc_kb_iadd(kb, pj, hc_kb_i64(kb, np))),
+                               hc_kb_i64(kb, e->s->C * WINO_PW)),
+                    hc_kb_imul(kb, k0, hc_kb_i64(kb, WINO_PW)));
+  }
+  mm_tile(kb, e, uv, V, Mx, xi, m0, hc_kb_imul(kb, tb, hc_kb_i64(kb, q->mr)), q->mr, nv, k0, kc, accumulate, pf);
   hc_loop_end(kb, &tl);
   if (q->rem > 0) {
     hc_if last;
     hc_if_begin(kb, &last, LLVMBuildICmp(b, LLVMIntEQ, tc, hc_kb_i64(kb, q->ntc - 1), ""));
-    mm_tile(kb, e, U, V, Mx, xi, m0, hc_kb_i64(kb, q->nfull * q->mr), (int)q->rem, nv, k0, kc, accumulate, NULL);
+    mm_tile(kb, e, uv, V, Mx, xi, m0, hc_kb_i64(kb, q->nfull * q->mr), (int)q->rem, nv, k0, kc, accumulate, NULL);
     hc_if_end(kb, &last);
   }
 }
 
 /* Chunk tc for one channel block: the first reduction block writes Mx, the
  * others add to it. */
-static void mm_chunk(hc_kb* kb, const wino_emit* e, const mm_plan* q, LLVMValueRef U, LLVMValueRef V, LLVMValueRef Mx,
-                     LLVMValueRef xi, LLVMValueRef m0, LLVMValueRef tc, int nv) {
+/* The terms of U[xi] = (G g G^T)[xi] = sum over taps of (G (x) G)[xi][tap]
+ * g[tap], the zero ones left out (F(2,3): 4 of 9 on average, F(4,3) 5.4):
+ * per xi its count, then up to 9 (tap offset in g's panel, coefficient)
+ * pairs, as three constant tables. */
+typedef struct u_terms {
+  LLVMValueRef count, tap, coef;
+} u_terms;
+
+static u_terms u_terms_tables(hc_lower_ctx* lc, const wino_mat* t) {
+  LLVMTypeRef i32 = LLVMInt32TypeInContext(lc->llctx), f32 = LLVMFloatTypeInContext(lc->llctx);
+  int a = t->a, nxi = a * a;
+  LLVMValueRef count[WINO_MAX_A * WINO_MAX_A], tap[WINO_MAX_A * WINO_MAX_A * 9], coef[WINO_MAX_A * WINO_MAX_A * 9];
+  for (int x = 0; x < nxi; ++x) {
+    int n = 0;
+    for (int r = 0; r < 3; ++r)
+      for (int k = 0; k < 3; ++k) {
+        double c = t->G[x / a][r] * t->G[x % a][k];
+        if (c == 0) continue;
+        tap[x * 9 + n] = LLVMConstInt(i32, (unsigned long long)((r * 3 + k) * WINO_PW), 0);
+        coef[x * 9 + n] = LLVMConstReal(f32, c);
+        ++n;
+      }
+    count[x] = LLVMConstInt(i32, (unsigned long long)n, 0);
+    for (int k = n; k < 9; ++k) {
+      tap[x * 9 + k] = LLVMConstInt(i32, 0, 0);
+      coef[x * 9 + k] = LLVMConstReal(f32, 0);
+    }
+  }
+  u_terms u;
+  u.count = hc_kb_const_table(lc, LLVMConstArray2(i32, count, (uint64_t)nxi), "wino_u_terms", 4);
+  u.tap = hc_kb_const_table(lc, LLVMConstArray2(i32, tap, (uint64_t)nxi * 9), "wino_u_taps", 4);
+  u.coef = hc_kb_const_table(lc, LLVMConstArray2(f32, coef, (uint64_t)nxi * 9), "wino_u_coefs", 4);
+  return u;
+}
+
+/* Narrowed weights: U[xi] of the nv vectors of output channels from m0 for
+ * input channels [k0, k0 + kc), built from g (HC_PACK_WINOGRAD_G at Wg)
+ * into the stack panel S[v][k - k0][vl] (rows of kcs elements per vector)
+ * and returned as a u_view: U[xi]'s terms (u_terms) summed in float32,
+ * times the channel's scale (INT8: sc). So no float copy of the weights
+ * exists beyond the task's panel, which the products then read from L1 for
+ * all the task's tiles. The terms come from tables rather than from one
+ * copy of the loop per xi with constant coefficients: as fast on ResNet-50,
+ * and 36 copies made each F(4,3) products kernel 20 KB. */
+static u_view build_u(hc_kb* kb, const wino_emit* e, const u_terms* terms, LLVMValueRef Wg, LLVMValueRef S,
+                      int64_t kcs, LLVMValueRef xi, LLVMValueRef m0, LLVMValueRef k0, LLVMValueRef kc, int nv,
+                      const hc_ukr_scales* sc) {
+  LLVMBuilderRef b = kb->b;
+  const int64_t C = e->s->C;
+  const unsigned vl = e->vl;
+  LLVMTypeRef i32 = LLVMInt32TypeInContext(kb->lc->llctx);
+  LLVMTypeRef vt = LLVMVectorType(kb->t_f32, vl);
+  /* g's index of tap 0 of input channel k0 for each vector, and INT8's
+   * scales of its channels (padded with zeros to whole panels). */
+  LLVMValueRef gbase[HC_UKR_MAX_NV], scale[HC_UKR_MAX_NV] = {0}, acc[HC_UKR_MAX_NV];
+  for (int v = 0; v < nv; ++v) {
+    LLVMValueRef oc = hc_kb_iadd(kb, m0, hc_kb_i64(kb, (int64_t)v * vl));
+    if (sc && sc->ptr) scale[v] = hc_ukr_load_scales(kb, sc, oc, vl, vl);
+    LLVMValueRef pan = LLVMBuildUDiv(b, oc, hc_kb_i64(kb, WINO_PW), "");
+    gbase[v] = hc_kb_iadd(kb,
+                          hc_kb_imul(kb, hc_kb_iadd(kb, hc_kb_imul(kb, pan, hc_kb_i64(kb, C)), k0),
+                                     hc_kb_i64(kb, 9 * WINO_PW)),
+                          LLVMBuildURem(b, oc, hc_kb_i64(kb, WINO_PW), ""));
+    acc[v] = hc_kb_alloca(kb, vt, "u_acc");
+  }
+  LLVMValueRef n = LLVMBuildZExt(b, LLVMBuildLoad2(b, i32, LLVMBuildGEP2(b, i32, terms->count, &xi, 1, ""), ""),
+                                 kb->t_i64, "");
+  LLVMValueRef first = hc_kb_imul(kb, xi, hc_kb_i64(kb, 9));
+  hc_loop kl;
+  LLVMValueRef kk = hc_loop_begin(kb, &kl, hc_kb_i64(kb, 0), kc, "uk");
+  LLVMValueRef koff = hc_kb_imul(kb, kk, hc_kb_i64(kb, 9 * WINO_PW));
+  for (int v = 0; v < nv; ++v) LLVMBuildStore(b, LLVMConstNull(vt), acc[v]);
+  hc_loop tl;
+  LLVMValueRef j = hc_kb_iadd(kb, first, hc_loop_begin(kb, &tl, hc_kb_i64(kb, 0), n, "term"));
+  LLVMValueRef tap =
+      LLVMBuildZExt(b, LLVMBuildLoad2(b, i32, LLVMBuildGEP2(b, i32, terms->tap, &j, 1, ""), ""), kb->t_i64, "");
+  LLVMValueRef c = hc_kb_splat(kb, LLVMBuildLoad2(b, kb->t_f32, LLVMBuildGEP2(b, kb->t_f32, terms->coef, &j, 1, ""), ""),
+                               vl);
+  for (int v = 0; v < nv; ++v) {
+    LLVMValueRef w = hc_ukr_load_st(kb, e->wt, Wg, hc_kb_iadd(kb, hc_kb_iadd(kb, gbase[v], koff), tap), vl, vl);
+    LLVMValueRef sum = LLVMBuildLoad2(b, vt, acc[v], "");
+    LLVMBuildStore(b, hc_kb_intrinsic(kb, "llvm.fmuladd", vt, (LLVMValueRef[]){w, c, sum}, 3), acc[v]);
+  }
+  hc_loop_end(kb, &tl);
+  for (int v = 0; v < nv; ++v) {
+    LLVMValueRef u = LLVMBuildLoad2(b, vt, acc[v], "");
+    if (scale[v]) u = LLVMBuildFMul(b, u, scale[v], "");
+    LLVMValueRef si = hc_kb_iadd(kb, hc_kb_imul(kb, kk, hc_kb_i64(kb, vl)), hc_kb_i64(kb, (int64_t)v * kcs * vl));
+    hc_ukr_store(kb, HX_DTYPE_FLOAT32, S, si, u, vl, vl);
+  }
+  hc_loop_end(kb, &kl);
+  u_view u;
+  memset(&u, 0, sizeof u);
+  u.ptr = S;
+  u.base = hc_kb_i64(kb, 0);
+  u.outer = vl;
+  for (int v = 0; v < nv; ++v) u.vec[v] = (int64_t)v * kcs * vl;
+  return u;
+}
+
+/* U for the products: what the weights hold (narrowed: S is the task's
+ * panel, scale the INT8 scales or NULL). */
+typedef struct u_source {
+  LLVMValueRef U, S;
+  int64_t kcs;
+  const hc_ukr_scales* scales;
+  u_terms terms;
+} u_source;
+
+static u_view u_block(hc_kb* kb, const wino_emit* e, const u_source* src, LLVMValueRef xi, LLVMValueRef m0,
+                      LLVMValueRef k0, LLVMValueRef kc, int nv) {
+  if (e->wt == HX_DTYPE_UNDEFINED) return u_packed(kb, e, src->U, xi, m0, k0, nv);
+  return build_u(kb, e, &src->terms, src->U, src->S, src->kcs, xi, m0, k0, kc, nv, src->scales);
+}
+
+static void mm_chunk(hc_kb* kb, const wino_emit* e, const mm_plan* q, const u_source* src, LLVMValueRef V,
+                     LLVMValueRef Mx, LLVMValueRef xi, LLVMValueRef m0, LLVMValueRef tc, int nv) {
   int64_t C = e->s->C;
   if (q->nkb < 2) {
-    mm_kblock(kb, e, q, U, V, Mx, xi, m0, tc, nv, hc_kb_i64(kb, 0), hc_kb_i64(kb, C), NULL);
+    LLVMValueRef k0 = hc_kb_i64(kb, 0), kc = hc_kb_i64(kb, C);
+    u_view uv = u_block(kb, e, src, xi, m0, k0, kc, nv);
+    mm_kblock(kb, e, q, &uv, V, Mx, xi, m0, tc, nv, k0, kc, NULL);
     return;
   }
   hc_loop kl;
   LLVMValueRef kbi = hc_loop_begin(kb, &kl, hc_kb_i64(kb, 0), hc_kb_i64(kb, q->nkb), "kb");
   LLVMValueRef k0 = hc_kb_imul(kb, kbi, hc_kb_i64(kb, q->kc));
   LLVMValueRef kc = hc_kb_imin(kb, hc_kb_i64(kb, q->kc), LLVMBuildSub(kb->b, hc_kb_i64(kb, C), k0, ""));
-  mm_kblock(kb, e, q, U, V, Mx, xi, m0, tc, nv, k0, kc, LLVMBuildICmp(kb->b, LLVMIntNE, kbi, hc_kb_i64(kb, 0), ""));
+  u_view uv = u_block(kb, e, src, xi, m0, k0, kc, nv);
+  mm_kblock(kb, e, q, &uv, V, Mx, xi, m0, tc, nv, k0, kc, LLVMBuildICmp(kb->b, LLVMIntNE, kbi, hc_kb_i64(kb, 0), ""));
   hc_loop_end(kb, &kl);
 }
 
@@ -697,6 +908,16 @@ static hx_status_t emit_products(wino_emit* e) {
   hc_ukr_prefer_full_width(&kb);
   LLVMBuilderRef b = kb.b;
   LLVMValueRef U = e->packed ? hc_kb_ptr(&kb, e->n->inputs[1]) : ws_at(&kb, g->u_off);
+  u_source src = {U, NULL, q.kc, NULL, {0}};
+  hc_ukr_scales sc = {0};
+  if (e->wt != HX_DTYPE_UNDEFINED) {
+    src.terms = u_terms_tables(e->lc, &e->t);
+    src.S = hc_kb_alloca(&kb, LLVMArrayType2(kb.t_f32, (uint64_t)(q.nv * q.kc) * e->vl), "u_panel");
+    if (e->wt == HX_DTYPE_INT8) {
+      sc = hc_ukr_scales_at(&kb, &e->wsc, U);
+      src.scales = &sc;
+    }
+  }
   LLVMValueRef V = ws_block(&kb, e, g->v_off, &e->lane_slot[1]);
   LLVMValueRef Mx = LLVMBuildGEP2(b, kb.t_i8, V, (LLVMValueRef[]){hc_kb_i64(&kb, (int64_t)(g->x_off - g->v_off))}, 1, "");
   hc_loop task;
@@ -714,17 +935,17 @@ static hx_status_t emit_products(wino_emit* e) {
   LLVMValueRef xi = LLVMBuildUDiv(b, rest, hc_kb_i64(&kb, q.ncb), "");
   LLVMValueRef m0 = hc_kb_imul(&kb, cb, hc_kb_i64(&kb, (int64_t)q.nv * e->vl));
   if (q.nv_last == q.nv) {
-    mm_chunk(&kb, e, &q, U, V, Mx, xi, m0, tc, q.nv);
+    mm_chunk(&kb, e, &q, &src, V, Mx, xi, m0, tc, q.nv);
   } else {
     LLVMBasicBlockRef full = LLVMAppendBasicBlockInContext(kb.lc->llctx, kb.fn, "full_cols");
     LLVMBasicBlockRef last = LLVMAppendBasicBlockInContext(kb.lc->llctx, kb.fn, "last_cols");
     LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(kb.lc->llctx, kb.fn, "cols_done");
     LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntEQ, cb, hc_kb_i64(&kb, q.ncb - 1), ""), last, full);
     LLVMPositionBuilderAtEnd(b, full);
-    mm_chunk(&kb, e, &q, U, V, Mx, xi, m0, tc, q.nv);
+    mm_chunk(&kb, e, &q, &src, V, Mx, xi, m0, tc, q.nv);
     LLVMBuildBr(b, join);
     LLVMPositionBuilderAtEnd(b, last);
-    mm_chunk(&kb, e, &q, U, V, Mx, xi, m0, tc, q.nv_last);
+    mm_chunk(&kb, e, &q, &src, V, Mx, xi, m0, tc, q.nv_last);
     LLVMBuildBr(b, join);
     LLVMPositionBuilderAtEnd(b, join);
   }
@@ -873,7 +1094,14 @@ hx_status_t hc_wino_emit(hc_lower_ctx* lc, const hc_node* n, const hc_wino_shape
   e.lc = lc;
   e.n = n;
   e.s = s;
-  e.packed = hc_packed_is(n, 1, HC_PACK_WINOGRAD);
+  e.packed = hc_packed_is(n, 1, HC_PACK_WINOGRAD) || hc_packed_is(n, 1, HC_PACK_WINOGRAD_G);
+  if (hc_packed_is(n, 1, HC_PACK_WINOGRAD_G)) {
+    e.wt = hc_packed_elem(n, 1);
+    e.wsc = hc_packed_q8_scales(n, 1);
+  }
+  if (e.wt != s->wt)
+    return hc_node_error(n, HX_STATUS_INTERNAL, "Winograd weights of type %s, %s planned", hx_dtype_name(e.wt),
+                         hx_dtype_name(s->wt));
   e.vl = hc_ukr_lanes(lc, HX_DTYPE_FLOAT32);
   wino_matrices(m, &e.t);
   wino_geometry(s, m, e.packed, &e.g);

@@ -24,6 +24,11 @@ typedef struct hc_wino_shape {
    * through all three stages in its own cache instead of sharing every
    * stage's data with the other core. */
   int lanes;
+  /* Storage type of weights the precision pass narrowed (FLOAT16, BFLOAT16,
+   * INT8) under float32 activations; UNDEFINED: the weights are dt. Such
+   * weights are stored as g in HC_PACK_WINOGRAD_G, and the products build
+   * each task's U from them. */
+  hx_dtype_t wt;
 } hc_wino_shape;
 
 /* Output tile size m (4: F(4x4,3x3), 2: F(2x2,3x3)) Winograd is used with
@@ -36,7 +41,8 @@ int hc_wino_choose(const hc_wino_shape* s);
 uint64_t hc_wino_workspace(const hc_wino_shape* s, int m, bool packed);
 
 /* Replaces the constant float32 weight (input 1) of n by its transform
- * U[xi][c][oc] (layout HC_PACK_WINOGRAD); *out_done tells whether it did. */
+ * U[xi][c][oc] (layout HC_PACK_WINOGRAD), or a narrowed copy (s->wt) by its
+ * panels (HC_PACK_WINOGRAD_G); *out_done tells whether it did. */
 hx_status_t hc_wino_prepack(hc_graph* g, hc_node* n, const hc_wino_shape* s, int m, bool* out_done);
 
 /* Emits the kernels of n: weight transform (unless pre-packed), input

@@ -2,8 +2,9 @@
 """Generates the end-to-end cases of harnessc --precision (docs/precision.md):
 Conv, Gemm and MatMul shapes that reach every kernel that reads narrowed
 weights (convolution "pixels", "channels" with and without reduction slices,
-1x1-as-GEMM, depthwise; Gemm with and without transB, C, ragged panels;
-MatMul folded, batched B, GEMV-like), with and without a fused Relu.
+1x1-as-GEMM, depthwise, Winograd F(2,3) and F(4,3) building U from the
+narrowed weights; Gemm with and without transB, C, ragged panels; MatMul
+folded, batched B, GEMV-like), with and without a fused Relu.
 
 Each case is written once per precision (fp16, bf16, int8-weights) as
 OUT/<case>_<precision>/ (model.onnx, test_data_set_0/{input,output}_i.pb,
@@ -12,7 +13,11 @@ chosen on the grid of that precision (float16 / bfloat16 values; int8:
 q * scale per output channel with max |q| = 127), so narrowing them loses
 nothing and the expected outputs (numpy, float64) hold for the narrowed
 artifact up to float32 rounding: what is checked is that every kernel
-reads, widens and scales the weights it is given exactly right.
+reads, widens and scales the weights it is given exactly right. A case may
+also name kernels (a file `expect_kernels`, one name fragment per line)
+that its -O2+ manifest must contain and its -O0/-O1 one must not: the
+Winograd cases take that path only once pack-weights has stored the
+narrowed weights for it.
 
 usage: make_precision_cases.py OUTPUT_DIR
 then:  test/precision/check_precision.py --bin BUILD/bin OUTPUT_DIR
@@ -64,7 +69,7 @@ def int8_grid(shape, ch, scale):
     return (flat_q.reshape(shape) * scale[ch]).astype(np.float64)
 
 
-def write(root, name, precision, nodes, inputs, outputs, inits, opset=17):
+def write(root, name, precision, nodes, inputs, outputs, inits, opset=17, expect_kernels=()):
     """One test folder: inputs/outputs/inits are (name, float32 array) lists."""
     d = os.path.join(root, "%s_%s" % (name, precision))
     os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
@@ -82,6 +87,9 @@ def write(root, name, precision, nodes, inputs, outputs, inits, opset=17):
                 f.write(t.SerializeToString())
     with open(os.path.join(d, "precision"), "w") as f:
         f.write(precision + "\n")
+    if expect_kernels:
+        with open(os.path.join(d, "expect_kernels"), "w") as f:
+            f.write("".join(k + "\n" for k in expect_kernels))
 
 
 def conv_ref(x, w, b, stride, pad, group):
@@ -103,7 +111,7 @@ def conv_ref(x, w, b, stride, pad, group):
     return y
 
 
-def conv_case(root, name, x_shape, M, k, stride=1, pad=0, group=1, bias=True, relu=False):
+def conv_case(root, name, x_shape, M, k, stride=1, pad=0, group=1, bias=True, relu=False, expect_kernels=()):
     N, C, H, W = x_shape
     for p in PRECISIONS:
         x = RNG.standard_normal(x_shape).astype(np.float32)
@@ -119,7 +127,7 @@ def conv_case(root, name, x_shape, M, k, stride=1, pad=0, group=1, bias=True, re
         if relu:
             nodes.append(helper.make_node("Relu", ["c"], ["y"]))
         inits = [("w", w)] + ([("b", b)] if bias else [])
-        write(root, name, p, nodes, [("x", x)], [("y", y.astype(np.float32))], inits)
+        write(root, name, p, nodes, [("x", x)], [("y", y.astype(np.float32))], inits, expect_kernels=expect_kernels)
 
 
 def input_layer_case(root, name):
@@ -142,7 +150,7 @@ def input_layer_case(root, name):
         write(root, name, p, nodes, [("x", x)], [("y", y)], [("w1", w1), ("w2", w2), ("w3", w3)])
 
 
-def int8_scale_range_case(root, name, op, low_exp, spread=20, dead=False):
+def int8_scale_range_case(root, name, op, low_exp, spread=20, dead=False, plane=9, channels=16, expect_kernels=()):
     """int8-weights scales far from 1 (passes/precision.c, q8_scales): output
     channel c's scale is a float16 value times 2^-e_c, e_c spread over
     [low_exp - spread, low_exp] (all e_c > 106: the scales are too small for
@@ -151,7 +159,9 @@ def int8_scale_range_case(root, name, op, low_exp, spread=20, dead=False):
     the checker's tolerance tests each channel's scale to float32 rounding.
     With `dead`, one channel's weights are 2^-60 of the others' and its Mul
     is 1: it checks that such a channel (trained models have some) does not
-    shift the other channels' scales out of float16's range."""
+    shift the other channels' scales out of float16's range. `plane` and
+    `channels`: the Conv's input height and width and its input channels
+    (16 and 48: a Winograd F(2,3) convolution)."""
     p = "int8-weights"
     M = 24
     e = RNG.integers(low_exp - spread, low_exp + 1, M)
@@ -163,8 +173,8 @@ def int8_scale_range_case(root, name, op, low_exp, spread=20, dead=False):
     if dead:
         comp[5] = 1.0
     if op == "Conv":
-        x = RNG.standard_normal((1, 16, 9, 9)).astype(np.float32)
-        shape = (M, 16, 3, 3)
+        x = RNG.standard_normal((1, channels, plane, plane)).astype(np.float32)
+        shape = (M, channels, 3, 3)
         w = int8_grid(shape, np.arange(M).reshape(-1, 1, 1, 1) + np.zeros(shape, np.int64), scale)
         b = RNG.standard_normal(M) * scale * 50
         y = conv_ref(x.astype(np.float64), w, b, 1, 0, 1) * comp.reshape(1, -1, 1, 1)
@@ -178,7 +188,7 @@ def int8_scale_range_case(root, name, op, low_exp, spread=20, dead=False):
         y = (x.astype(np.float64) @ w) * comp.reshape(1, -1)
         nodes = [helper.make_node("MatMul", ["x", "w"], ["c"]), helper.make_node("Mul", ["c", "k"], ["y"])]
         inits = [("w", w), ("k", comp.reshape(1, -1))]
-    write(root, name, p, nodes, [("x", x)], [("y", y.astype(np.float32))], inits)
+    write(root, name, p, nodes, [("x", x)], [("y", y.astype(np.float32))], inits, expect_kernels=expect_kernels)
 
 
 def gemm_case(root, name, M, K, N, trans_b=0, c=None, relu=False):
@@ -242,6 +252,16 @@ def main():
     conv_case(root, "conv_gemv_head_relu", (2, 16, 5, 5), 40, 5, relu=True)
     conv_case(root, "conv_depthwise", (1, 16, 15, 15), 16, 3, pad=1, group=16)
     conv_case(root, "conv_depthwise_s2_relu", (1, 24, 14, 13), 24, 5, stride=2, pad=2, group=24, relu=True)
+    # Winograd (compiler/ops/conv_winograd.c, hc_wino_choose): F(2,3) on a
+    # 14x14 plane with output channels past the last whole panel; input
+    # channels in three reduction blocks; F(4,3) with a fused Relu; and a
+    # plane large enough for several blocks of tiles in two lanes. Narrowed
+    # weights take Winograd only when they outweigh its tables 4 to 1, so
+    # the channel counts are large enough for int8.
+    conv_case(root, "conv_winograd_f2", (1, 24, 14, 14), 40, 3, pad=1, expect_kernels=["wino2_mm"])
+    conv_case(root, "conv_winograd_f2_kblocks", (1, 150, 12, 12), 64, 3, pad=1, expect_kernels=["wino2_mm"])
+    conv_case(root, "conv_winograd_f4_relu", (1, 32, 22, 22), 33, 3, pad=1, relu=True, expect_kernels=["wino4_mm"])
+    conv_case(root, "conv_winograd_f4_blocks", (1, 96, 48, 48), 64, 3, pad=1, expect_kernels=["wino4_mm"])
     input_layer_case(root, "input_layer_stays_fp32")
     # Gemm and MatMul: B read in place, packed at compile time (-O2+) or by a
     # packing kernel (-O1, large B).
@@ -258,6 +278,10 @@ def main():
     int8_scale_range_case(root, "int8_scales_wide_conv", "Conv", 24, dead=True)
     int8_scale_range_case(root, "int8_scales_wide_matmul", "MatMul", 8, dead=True)
     int8_scale_range_case(root, "int8_scales_float32_conv", "Conv", 120, spread=8)
+    int8_scale_range_case(root, "int8_scales_wide_winograd", "Conv", 24, dead=True, plane=16, channels=48,
+                          expect_kernels=["wino2_mm"])
+    int8_scale_range_case(root, "int8_scales_float32_winograd", "Conv", 120, spread=8, plane=16, channels=48,
+                          expect_kernels=["wino2_mm"])
 
 
 if __name__ == "__main__":
