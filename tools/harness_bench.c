@@ -262,9 +262,9 @@ static double mem_read_gbps(void) {
  * cache line back and forth; the best of five runs of 20,000 round trips,
  * in ns. It says how dear it is for one core to read a line the other has
  * just written, which every multi-thread run pays at each handoff between
- * kernels. On a virtual machine it changes with where the host places the
- * two vCPUs (whether they share a last-level cache), and two-thread results
- * move with it, so the benchmark reports record it (docs/performance.md).
+ * kernels. On a virtual machine it depends on where the host places the
+ * two vCPUs (whether they share a last-level cache), so the benchmark
+ * reports record it beside the two-thread results (docs/performance.md).
  * -1 with fewer than two CPUs or when the threads cannot be pinned. */
 #define PINGPONG_ROUNDS 20000
 typedef struct pingpong {

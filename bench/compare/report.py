@@ -93,7 +93,7 @@ def results_md(work, bin_dir, command):
             if end.get("core_roundtrip_ns", -1) > 0:
                 rt = f"{rt} before the comparison and {end['core_roundtrip_ns']:.0f} ns after it"
             out.append(f"- Core-to-core round trip (one cache line between CPUs 0 and 1, `harness-bench --peak`): "
-                       f"{rt}. Two-thread results depend on it: see \"Two threads and the host\" below.")
+                       f"{rt}; see \"Two threads and the host\" below for how two-thread results move with the host.")
     out.append(f"- Software: {v['harnessc']}; {v['ort']}; {v['openblas']}.")
     out.append("")
 
