@@ -154,7 +154,7 @@ def main():
         print(f"{name}: framework overhead {p['profile']['overhead_us']:.3f} us per inference at 1 thread")
     for f in failures:
         print(f"{f['model']}: FAILED: {f['error'].splitlines()[0]}")
-    # The round trip again: the host may have moved the vCPUs during the run.
+    # The round trip again, to show whether it moved during the run.
     machine_end = engines.peak(bin_dir)
     print(f"core-to-core round trip: {machine.get('core_roundtrip_ns', -1):.0f} ns at the start, "
           f"{machine_end.get('core_roundtrip_ns', -1):.0f} ns at the end")
