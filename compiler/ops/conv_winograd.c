@@ -759,17 +759,23 @@ static void mm_kblock(hc_kb* kb, const wino_emit* e, const mm_plan* q, const u_v
   }
 }
 
-/* Chunk tc for one channel block: the first reduction block writes Mx, the
- * others add to it. */
 /* The terms of U[xi] = (G g G^T)[xi] = sum over taps of (G (x) G)[xi][tap]
  * g[tap], the zero ones left out (F(2,3): 4 of 9 on average, F(4,3) 5.4):
  * per xi its count, then up to 9 (tap offset in g's panel, coefficient)
- * pairs, as three constant tables. */
+ * pairs, as three constant tables, made once per tile size in a module and
+ * shared by every products kernel of that size. */
 typedef struct u_terms {
   LLVMValueRef count, tap, coef;
 } u_terms;
 
 static u_terms u_terms_tables(hc_lower_ctx* lc, const wino_mat* t) {
+  char names[3][32];
+  snprintf(names[0], sizeof names[0], "wino%d_u_terms", t->m);
+  snprintf(names[1], sizeof names[1], "wino%d_u_taps", t->m);
+  snprintf(names[2], sizeof names[2], "wino%d_u_coefs", t->m);
+  u_terms u = {LLVMGetNamedGlobal(lc->mod, names[0]), LLVMGetNamedGlobal(lc->mod, names[1]),
+               LLVMGetNamedGlobal(lc->mod, names[2])};
+  if (u.count && u.tap && u.coef) return u;
   LLVMTypeRef i32 = LLVMInt32TypeInContext(lc->llctx), f32 = LLVMFloatTypeInContext(lc->llctx);
   int a = t->a, nxi = a * a;
   LLVMValueRef count[WINO_MAX_A * WINO_MAX_A], tap[WINO_MAX_A * WINO_MAX_A * 9], coef[WINO_MAX_A * WINO_MAX_A * 9];
@@ -789,10 +795,9 @@ static u_terms u_terms_tables(hc_lower_ctx* lc, const wino_mat* t) {
       coef[x * 9 + k] = LLVMConstReal(f32, 0);
     }
   }
-  u_terms u;
-  u.count = hc_kb_const_table(lc, LLVMConstArray2(i32, count, (uint64_t)nxi), "wino_u_terms", 4);
-  u.tap = hc_kb_const_table(lc, LLVMConstArray2(i32, tap, (uint64_t)nxi * 9), "wino_u_taps", 4);
-  u.coef = hc_kb_const_table(lc, LLVMConstArray2(f32, coef, (uint64_t)nxi * 9), "wino_u_coefs", 4);
+  u.count = hc_kb_const_table(lc, LLVMConstArray2(i32, count, (uint64_t)nxi), names[0], 4);
+  u.tap = hc_kb_const_table(lc, LLVMConstArray2(i32, tap, (uint64_t)nxi * 9), names[1], 4);
+  u.coef = hc_kb_const_table(lc, LLVMConstArray2(f32, coef, (uint64_t)nxi * 9), names[2], 4);
   return u;
 }
 
@@ -876,6 +881,8 @@ static u_view u_block(hc_kb* kb, const wino_emit* e, const u_source* src, LLVMVa
   return build_u(kb, e, &src->terms, src->U, src->S, src->kcs, xi, m0, k0, kc, nv, src->scales);
 }
 
+/* Chunk tc for one channel block: the first reduction block writes Mx, the
+ * others add to it. */
 static void mm_chunk(hc_kb* kb, const wino_emit* e, const mm_plan* q, const u_source* src, LLVMValueRef V,
                      LLVMValueRef Mx, LLVMValueRef xi, LLVMValueRef m0, LLVMValueRef tc, int nv) {
   int64_t C = e->s->C;
