@@ -2,7 +2,7 @@
  *
  * Every tensor gets a fixed place before run time:
  *  - graph inputs and outputs live in the caller's buffers (bases 2..);
- *  - weights are packed into one 64-byte-aligned blob in first-use order;
+ *  - weights are packed into one blob (passes/weights_layout.c);
  *  - views (Reshape...) alias the tensor they view and cost zero bytes;
  *  - every other intermediate, and every node's workspace, gets an offset in
  *    one 64-byte-aligned arena.
@@ -863,21 +863,18 @@ static hx_status_t plan_memory(hc_pass_ctx* ctx, hc_graph* g, bool concat) {
   for (int i = 0; i < g->num_inputs; ++i) g->inputs[i]->storage.base = HX_BASE_FIRST_IO + i;
   for (int i = 0; i < g->num_outputs; ++i) g->outputs[i]->storage.base = HX_BASE_FIRST_IO + g->num_inputs + i;
 
-  /* Views alias their input; weights are laid out in first-use order. */
-  uint64_t wbytes = 0;
+  /* Views alias their input; every constant a node reads lives in the
+   * weights blob (passes/weights_layout.c). */
   for (int s = 0; s < g->num_nodes; ++s) {
     hc_node* n = g->nodes[s];
     if ((n->op->flags & HC_OP_VIEW) && n->outputs[0] && n->outputs[0]->kind != HC_VALUE_CONST)
       n->outputs[0]->alias_of = n->inputs[0];
     for (int j = 0; j < n->num_inputs; ++j) {
       hc_value* v = n->inputs[j];
-      if (!v || v->kind != HC_VALUE_CONST || v->storage.base >= 0) continue;
-      v->storage.base = HX_BASE_WEIGHTS;
-      v->storage.offset = wbytes;
-      wbytes += align_up(hc_value_nbytes(v));
+      if (v && v->kind == HC_VALUE_CONST && v->storage.base < 0) v->storage.base = HX_BASE_WEIGHTS;
     }
   }
-  ctx->weights_bytes = wbytes;
+  HX_RETURN_IF_ERROR(hc_weights_layout(&g, 1, &ctx->weights_bytes));
   ctx->memplan.concat_parts = 0;
   if (concat) HX_RETURN_IF_ERROR(concat_in_place(g, &ctx->memplan.concat_parts));
   /* Which epilogue operands each kernel, as lowered for this target, may

@@ -91,6 +91,12 @@ hx_status_t hc_precision_parse(const char* name, int* out);
 /* The --precision name of a policy. */
 const char* hc_precision_name(int precision);
 
+/* Lays out the weights blob of one program, or of the programs of one
+ * artifact together (passes/weights_layout.c): sets the storage offset of
+ * every constant whose storage base is HX_BASE_WEIGHTS and the blob's
+ * bytes. Constants with equal bytes share a place. */
+hx_status_t hc_weights_layout(hc_graph* const* graphs, int n, uint64_t* bytes);
+
 typedef struct hc_pass {
   const char* name;        /* as used by --print-after */
   const char* description;

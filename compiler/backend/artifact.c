@@ -232,62 +232,18 @@ static void emit_abi_tables(LLVMContextRef c, LLVMModuleRef mod, const hc_progra
   LLVMDisposeBuilder(b);
 }
 
-/* Gives the weights of several programs one blob: a constant whose bytes
- * equal an already placed one (the same initializer compiled for another
- * batch size) shares its offset, and batch-dependent constants (folded shape
- * tensors...) get their own. Rewrites every weight's storage offset, which the
- * kernels bake in at lowering, so this runs before lowering. */
+/* Gives the weights of several programs one blob (passes/weights_layout.c):
+ * a constant whose bytes equal an already placed one (the same initializer
+ * compiled for another batch size or target) shares its offset. */
 static hx_status_t share_weights(hc_program* progs, int n, uint64_t* out_bytes) {
-  typedef struct entry {
-    uint64_t hash, offset;
-    const hc_value* v;
-  } entry;
-  int total = 0;
-  for (int p = 0; p < n; ++p)
-    for (int i = 0; i < progs[p].g->num_values; ++i)
-      if (progs[p].g->values[i]->kind == HC_VALUE_CONST && progs[p].g->values[i]->storage.base == HX_BASE_WEIGHTS) ++total;
-  size_t cap = 16;
-  while (cap < (size_t)total * 2) cap *= 2;
-  entry* table = calloc(cap, sizeof(entry));
-  if (!table) return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory sharing weights");
-  uint64_t bytes = 0;
-  for (int p = 0; p < n; ++p) {
-    hc_graph* g = progs[p].g;
-    bool* placed = calloc((size_t)g->num_values + 1, sizeof(bool));
-    if (!placed) {
-      free(table);
-      return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory sharing weights");
-    }
-    /* Place in the planner's (first-use) order so the blob stays deterministic. */
-    for (int s = 0; s < g->num_nodes; ++s) {
-      hc_node* nd = g->nodes[s];
-      for (int j = 0; j < nd->num_inputs; ++j) {
-        hc_value* v = nd->inputs[j];
-        if (!v || v->kind != HC_VALUE_CONST || v->storage.base != HX_BASE_WEIGHTS || placed[v->id]) continue;
-        size_t nbytes = hc_value_nbytes(v);
-        uint64_t h = 1469598103934665603ull ^ nbytes;
-        const unsigned char* d = v->data;
-        for (size_t k = 0; k < nbytes; ++k) h = (h ^ d[k]) * 1099511628211ull;
-        size_t slot = (size_t)h & (cap - 1);
-        while (table[slot].v) {
-          const hc_value* o = table[slot].v;
-          if (table[slot].hash == h && hc_value_nbytes(o) == nbytes && !memcmp(o->data, v->data, nbytes)) break;
-          slot = (slot + 1) & (cap - 1);
-        }
-        if (!table[slot].v) {
-          table[slot] = (entry){h, bytes, v};
-          bytes += (nbytes + 63) / 64 * 64;
-        }
-        v->storage.offset = table[slot].offset;
-        placed[v->id] = true;
-      }
-    }
-    free(placed);
-  }
-  for (int p = 0; p < n; ++p) progs[p].pctx->weights_bytes = bytes;
-  free(table);
-  *out_bytes = bytes;
-  return HX_OK;
+  hc_graph** graphs = malloc((size_t)n * sizeof *graphs);
+  if (!graphs) return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory sharing weights");
+  for (int p = 0; p < n; ++p) graphs[p] = progs[p].g;
+  hx_status_t st = hc_weights_layout(graphs, n, out_bytes);
+  free(graphs);
+  if (st == HX_OK)
+    for (int p = 0; p < n; ++p) progs[p].pctx->weights_bytes = *out_bytes;
+  return st;
 }
 
 /* Parallel-group ids of one program's kernels: kernels of nodes in the same
@@ -310,34 +266,42 @@ static void assign_kernel_groups(hc_lower_ctx* lc, const hc_program* p) {
 }
 
 /* Every program's weights at their planned offsets, written through
- * `write` (into a buffer, or straight into the weights object's file). A
- * constant several programs share (share_weights) is written once. */
+ * `write` (into a buffer, or straight into the weights object's file), in
+ * offset order. A place several constants share (equal bytes,
+ * passes/weights_layout.c) is written once. */
 typedef struct weights_src {
   const hc_program* progs;
   int n;
   uint64_t bytes;
 } weights_src;
 
+static int by_storage_offset(const void* a, const void* b) {
+  uint64_t x = (*(const hc_value* const*)a)->storage.offset, y = (*(const hc_value* const*)b)->storage.offset;
+  return x < y ? -1 : x > y;
+}
+
 static hx_status_t fill_weights(void* ctx, hc_blob_write_fn write, void* sink) {
   const weights_src* w = ctx;
-  /* One bit per 64-byte block: whether a constant starting there is written. */
-  size_t nblocks = (size_t)(w->bytes / 64 + 1);
-  unsigned char* written = calloc((nblocks + 7) / 8, 1);
-  if (!written) return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory writing the weights");
-  hx_status_t st = HX_OK;
-  for (int p = 0; p < w->n && st == HX_OK; ++p) {
-    const hc_graph* g = w->progs[p].g;
-    for (int i = 0; i < g->num_values && st == HX_OK; ++i) {
-      const hc_value* v = g->values[i];
-      if (v->kind != HC_VALUE_CONST || v->storage.base != HX_BASE_WEIGHTS) continue;
-      size_t nb = hc_value_nbytes(v);
-      size_t blk = (size_t)(v->storage.offset / 64);
-      if (!nb || (written[blk / 8] & (1u << (blk % 8)))) continue;
-      written[blk / 8] |= (unsigned char)(1u << (blk % 8));
-      st = write(sink, v->storage.offset, v->data, nb);
+  size_t count = 0;
+  for (int p = 0; p < w->n; ++p)
+    for (int i = 0; i < w->progs[p].g->num_values; ++i) {
+      const hc_value* v = w->progs[p].g->values[i];
+      count += v->kind == HC_VALUE_CONST && v->storage.base == HX_BASE_WEIGHTS && hc_value_nbytes(v) > 0;
     }
-  }
-  free(written);
+  const hc_value** vals = malloc((count ? count : 1) * sizeof *vals);
+  if (!vals) return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory writing the weights");
+  count = 0;
+  for (int p = 0; p < w->n; ++p)
+    for (int i = 0; i < w->progs[p].g->num_values; ++i) {
+      const hc_value* v = w->progs[p].g->values[i];
+      if (v->kind == HC_VALUE_CONST && v->storage.base == HX_BASE_WEIGHTS && hc_value_nbytes(v) > 0) vals[count++] = v;
+    }
+  qsort(vals, count, sizeof *vals, by_storage_offset);
+  hx_status_t st = HX_OK;
+  for (size_t i = 0; i < count && st == HX_OK; ++i)
+    if (i == 0 || vals[i]->storage.offset != vals[i - 1]->storage.offset)
+      st = write(sink, vals[i]->storage.offset, vals[i]->data, hc_value_nbytes(vals[i]));
+  free(vals);
   return st;
 }
 

@@ -392,6 +392,55 @@ static void inplace_respects_later_readers_and_weights(void** state) {
   hc_graph_free(b.g);
 }
 
+/* The weights blob (passes/weights_layout.c): constants of 64 bytes or
+ * more are 64-byte aligned in first-use order; smaller ones follow, each
+ * aligned to the power of two at or above its size; equal bytes share one
+ * place; distinct constants never overlap. */
+static hc_value* b_const_filled(builder* b, int64_t n, float first) {
+  hc_value* v = b_const(b, 1, (const int64_t[]){n});
+  for (int64_t i = 0; i < n; ++i) ((float*)v->data)[i] = first + (float)i;
+  return v;
+}
+
+static void weights_blob_packs_small_constants_and_shares_equal_ones(void** state) {
+  builder b;
+  b_init(&b);
+  const int64_t dims[1] = {20};
+  hc_value* x = b_input(&b, 1, dims);
+  hc_value* big1 = b_const_filled(&b, 20, 1.0f);  /* 80 bytes */
+  hc_value* s1 = b_const_filled(&b, 1, 3.0f);     /* 4 bytes */
+  hc_value* s2 = b_const_filled(&b, 1, 6.0f);
+  hc_value* s1_again = b_const_filled(&b, 1, 3.0f);
+  hc_value* mid = b_const_filled(&b, 5, 7.0f);    /* 20 bytes: 32-byte aligned */
+  hc_value* big2 = b_const_filled(&b, 20, 2.0f);
+  hc_value* big1_again = b_const_filled(&b, 20, 1.0f);
+  hc_value* y = binary(&b, "Add", x, big1, x);
+  y = binary(&b, "Mul", y, s1, y);
+  y = binary(&b, "Add", y, s2, y);
+  y = binary(&b, "Mul", y, s1_again, y);
+  y = binary(&b, "Sub", y, mid, y);
+  y = binary(&b, "Add", y, big2, y);
+  y = binary(&b, "Div", y, big1_again, y);
+  ts_assert_ok(hc_graph_add_output(b.g, y));
+  hc_pass_ctx ctx = {0};
+  b_plan(&b, &ctx);
+  check_plan(b.g, &ctx, "weights blob");
+  hc_value* all[] = {big1, s1, s2, s1_again, mid, big2, big1_again};
+  for (size_t i = 0; i < sizeof all / sizeof *all; ++i) assert_int_equal(all[i]->storage.base, HX_BASE_WEIGHTS);
+  /* First use order for the large ones, then the small ones. */
+  assert_int_equal(big1->storage.offset, 0);
+  assert_int_equal(big2->storage.offset, 128);
+  assert_int_equal(big1_again->storage.offset, big1->storage.offset);
+  /* big2 ends at 208; then the 20-byte one at a multiple of 32, the
+   * scalars at multiples of 4, the blob rounded up to 64. */
+  assert_int_equal(mid->storage.offset, 224);
+  assert_int_equal(s1->storage.offset, 244);
+  assert_int_equal(s2->storage.offset, 248);
+  assert_int_equal(s1_again->storage.offset, s1->storage.offset);
+  assert_int_equal(ctx.weights_bytes, 256);
+  hc_graph_free(b.g);
+}
+
 /* A view keeps its source alive: a Relu over the source is not in place
  * while the view is read later. */
 static void inplace_respects_views(void** state) {
@@ -945,6 +994,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(inplace_chains_elementwise_ops),
       cmocka_unit_test(inplace_respects_later_readers_and_weights),
+      cmocka_unit_test(weights_blob_packs_small_constants_and_shares_equal_ones),
       cmocka_unit_test(inplace_respects_views),
       cmocka_unit_test(inplace_needs_equal_sizes),
       cmocka_unit_test(inplace_respects_parallel_lanes),
