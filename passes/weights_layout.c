@@ -81,7 +81,7 @@ hx_status_t hc_weights_layout(hc_graph* const* graphs, int n, uint64_t* out_byte
             v->storage.offset = 0;
             continue;
           }
-          if (round == 0 ? nb < 64 : nb >= 64 || weight_alignment(nb) != align) continue;
+          if (round == 0 ? nb < 64 : (nb >= 64 || weight_alignment(nb) != align)) continue;
           seen[p][v->id] = true;
           uint64_t h = bytes_hash(v->data, nb);
           size_t slot = (size_t)h & (cap - 1);
