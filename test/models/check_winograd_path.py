@@ -15,6 +15,9 @@ blocks in lane 0, the rest in lane 1, each block's three kernels in one
 lane, each lane with its own workspace copy: hc_wino_shape.lanes), and
 give the expected outputs, bit for bit the same,
 at one and at two threads (harness-run), where the lanes run concurrently.
+A convolution whose transformed weights stream from memory
+(HC_WINO_STREAMED_U) must take blocks larger than the workspace caps give,
+in one lane, with the same outputs at one and two threads.
 
 Usage: /usr/bin/python3 check_winograd_path.py --bin BUILD/bin FUSION_CASES CONV_POOL_CASES
 """
@@ -44,6 +47,9 @@ CASES = [
     (0, "fast_conv_wino_13x17", 2, False),
     (0, "fast_conv_wino_14", 2, False),
     (0, "fast_conv_wino_c300", 2, False),
+    # Transformed weights of 32 MiB (above HC_WINO_STREAMED_U): blocks of 32
+    # tiles in one lane (STREAMED below).
+    (0, "fast_conv_wino_streamed", 2, False),
     # A batch of 2 14x14 planes: 32 tiles of 4x4 together.
     (0, "fast_conv_wino_b2_m80", 4, False),
     (0, "fast_conv_wino_asym_nobias_wrt", 2, True),
@@ -71,6 +77,21 @@ def kernels(harnessc, model, level, target):
 
 # Blocked cases whose stage kernels must share bodies (see the docstring).
 SHARED_BLOCKS = ["fast_conv_wino_blocks", "fast_conv_wino_56", "fast_conv_wino_blocks_wrt"]
+
+
+# Cases whose U streams from memory: at -O3 (native) their blocks hold
+# more than WINO_PAD tiles, the products run this many blocks, all in lane
+# 0, and the outputs match at 1 and 2 threads.
+STREAMED = {"fast_conv_wino_streamed": 2}
+
+
+def streamed_problem(harnessc, model, m, want_blocks):
+    man = json.loads(kernels(harnessc, model, 3, "native"))
+    mm = [k for k in man["kernels"] if re.search(rf":wino{m}_mm$", k["name"])]
+    if len(mm) != want_blocks:
+        return f"{len(mm)} blocks of products, want {want_blocks} (blocks grown from 16 tiles to 32)"
+    lanes = {k["lane"] for k in man["kernels"] if re.search(rf":wino{m}_(in|mm|out)$", k["name"])}
+    return None if lanes == {0} else f"block kernels in lanes {sorted(lanes)}, want one lane"
 
 
 def shared_body_calls(harnessc, model, target, m, stage):
@@ -166,6 +187,17 @@ def main():
         folder, _, m, _ = next(c for c in CASES if c[1] == case)
         case_dir = os.path.join(a.dirs[folder], case)
         for what, problem in (("lanes", lambda: lane_problems(harnessc, os.path.join(case_dir, "model.onnx"), m)),
+                              ("threads", lambda: threads_problem(a, harnessc, case_dir))):
+            checks += 1
+            why = problem()
+            if why:
+                bad += 1
+                print(f"FAIL {case} {what}: {why}")
+    for case, want_blocks in STREAMED.items():
+        folder, _, m, _ = next(c for c in CASES if c[1] == case)
+        case_dir = os.path.join(a.dirs[folder], case)
+        for what, problem in (("blocks", lambda: streamed_problem(harnessc, os.path.join(case_dir, "model.onnx"), m,
+                                                                  want_blocks)),
                               ("threads", lambda: threads_problem(a, harnessc, case_dir))):
             checks += 1
             why = problem()

@@ -245,6 +245,17 @@ def kernel_cases(root):
         write_case(root, f"fast_{name}", [node], [("x", x)], [("y", y)], [("W", w), ("B", b)])
         # The same with the weights as an input (packed at run time).
         write_case(root, f"fast_{name}_wrt", [node], [("x", x), ("W", w)], [("y", y)], [("B", b)])
+    # Winograd whose transformed weights stream from memory (U of F(2,3):
+    # 16 x 1024 x 512 floats, 32 MiB, above HC_WINO_STREAMED_U): its 49
+    # tiles go in blocks of 32, not 16 (an eighth of U holds 42 tiles' V and
+    # Mx), and in one lane. Constant weights only (the run-time transform
+    # keeps its blocks).
+    x = randf(1, 1024, 14, 14)
+    w = (randf(512, 1024, 3, 3) / math.sqrt(1024 * 9)).astype(np.float32)
+    b = randf(512)
+    y = conv_ref(x, w, b, 1, 1, 1, 1).astype(np.float32)
+    node = helper.make_node("Conv", ["x", "W", "B"], ["y"], kernel_shape=[3, 3], pads=[1] * 4)
+    write_case(root, "fast_conv_wino_streamed", [node], [("x", x)], [("y", y)], [("W", w), ("B", b)])
     # Winograd with asymmetric pads, and without a bias.
     x = randf(1, 24, 17, 19)
     w = (randf(32, 24, 3, 3) / math.sqrt(24 * 9)).astype(np.float32)
