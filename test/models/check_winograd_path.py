@@ -183,22 +183,16 @@ def main():
                     bad += 1
                     print(f"FAIL {case} {target}: {nk} wino{m}_{stage} kernels (blocks), but at most {most} "
                           f"of them call one shared body (want all whole blocks: >= {nk - 1})")
-    for case in SHARED_BLOCKS:
+    # Each blocked case's layout (its lanes; a streamed case's grown blocks
+    # in one lane), then its outputs at one and two threads.
+    layouts = [(case, "lanes", lambda model, m: lane_problems(harnessc, model, m)) for case in SHARED_BLOCKS]
+    layouts += [(case, "blocks", lambda model, m, w=w: streamed_problem(harnessc, model, m, w))
+                for case, w in STREAMED.items()]
+    for case, label, layout in layouts:
         folder, _, m, _ = next(c for c in CASES if c[1] == case)
         case_dir = os.path.join(a.dirs[folder], case)
-        for what, problem in (("lanes", lambda: lane_problems(harnessc, os.path.join(case_dir, "model.onnx"), m)),
-                              ("threads", lambda: threads_problem(a, harnessc, case_dir))):
-            checks += 1
-            why = problem()
-            if why:
-                bad += 1
-                print(f"FAIL {case} {what}: {why}")
-    for case, want_blocks in STREAMED.items():
-        folder, _, m, _ = next(c for c in CASES if c[1] == case)
-        case_dir = os.path.join(a.dirs[folder], case)
-        for what, problem in (("blocks", lambda: streamed_problem(harnessc, os.path.join(case_dir, "model.onnx"), m,
-                                                                  want_blocks)),
-                              ("threads", lambda: threads_problem(a, harnessc, case_dir))):
+        model = os.path.join(case_dir, "model.onnx")
+        for what, problem in ((label, lambda: layout(model, m)), ("threads", lambda: threads_problem(a, harnessc, case_dir))):
             checks += 1
             why = problem()
             if why:
