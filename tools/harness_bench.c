@@ -262,9 +262,9 @@ static double mem_read_gbps(void) {
  * cache line back and forth; the best of five runs of 20,000 round trips,
  * in ns. It says how dear it is for one core to read a line the other has
  * just written, which every multi-thread run pays at each handoff between
- * kernels. On a virtual machine it depends on where the host places the
- * two vCPUs (whether they share a last-level cache), so the benchmark
- * reports record it beside the two-thread results (docs/performance.md).
+ * kernels. The benchmark reports record it beside the two-thread results
+ * (docs/performance.md); on the Zen 5 guest it read 400-490 ns in both the
+ * fast and the slow two-thread states, so it does not explain them.
  * -1 with fewer than two CPUs or when the threads cannot be pinned. */
 #define PINGPONG_ROUNDS 20000
 typedef struct pingpong {

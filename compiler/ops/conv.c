@@ -3179,7 +3179,7 @@ static uint64_t conv_workspace_common(const hc_node* n, bool transpose) {
     hc_wino_shape ws;
     int m = conv_wino_m(&p, &ws);
     ws.lanes = wino_lanes(n);
-    bytes = hc_wino_workspace(&ws, m, hc_packed_is(n, 1, HC_PACK_WINOGRAD) || hc_packed_is(n, 1, HC_PACK_WINOGRAD_G));
+    bytes = hc_wino_workspace(n, &ws, m);
   } else if (kind == CF_GEMM) {
     hc_mm_desc d;
     conv_gemm_desc(n, &p, &d);

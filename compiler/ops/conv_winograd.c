@@ -148,9 +148,9 @@ static void wino_geometry(const hc_wino_shape* s, int m, bool packed, bool grow,
    * 80 GFLOP/s). Such blocks grow towards WINO_STREAM_TILES tiles, whose
    * products do enough work per byte of U to be bound by the FMAs again,
    * taking at most an eighth of U's bytes of workspace: the head's blocks
-   * go from 16 tiles to 48 and the model from 277 to 245 ms; its arena
-   * from 14.5 to 19.8 MB. Nothing with a U of L2 or L3 size changes
-   * (ResNet-50's largest is 9.4 MB). */
+   * go from 16 tiles to 48 and the model from 268 to 234 ms at one
+   * thread; its arena from 14.45 to 15.89 MB. Nothing with a U of L2 or
+   * L3 size changes (ResNet-50's largest is 4.2 MB). */
   uint64_t ubytes = (uint64_t)(g->nxi * s->C * g->Mp) * 4u;
   bool grown = false;
   if (grow && packed && s->dt == HX_DTYPE_FLOAT32 && s->wt == HX_DTYPE_UNDEFINED && ubytes >= HC_WINO_STREAMED_U &&
@@ -249,9 +249,15 @@ int hc_wino_choose(const hc_wino_shape* s) {
   return 0;
 }
 
-uint64_t hc_wino_workspace(const hc_wino_shape* s, int m, bool packed) {
+/* The weights were prepared at compile time (U, or a narrowed g): the
+ * kernels need no run-time transform and no room for U. */
+static bool weights_packed(const hc_node* n) {
+  return hc_packed_is(n, 1, HC_PACK_WINOGRAD) || hc_packed_is(n, 1, HC_PACK_WINOGRAD_G);
+}
+
+uint64_t hc_wino_workspace(const hc_node* n, const hc_wino_shape* s, int m) {
   wino_geo g;
-  wino_geometry(s, m, packed, true, &g);
+  wino_geometry(s, m, weights_packed(n), true, &g);
   return g.total;
 }
 
@@ -1131,7 +1137,7 @@ hx_status_t hc_wino_emit(hc_lower_ctx* lc, const hc_node* n, const hc_wino_shape
   e.lc = lc;
   e.n = n;
   e.s = s;
-  e.packed = hc_packed_is(n, 1, HC_PACK_WINOGRAD) || hc_packed_is(n, 1, HC_PACK_WINOGRAD_G);
+  e.packed = weights_packed(n);
   if (hc_packed_is(n, 1, HC_PACK_WINOGRAD_G)) {
     e.wt = hc_packed_elem(n, 1);
     e.wsc = hc_packed_q8_scales(n, 1);

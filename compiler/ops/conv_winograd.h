@@ -36,9 +36,9 @@ typedef struct hc_wino_shape {
  * every target and the pack-weights pass agree. */
 int hc_wino_choose(const hc_wino_shape* s);
 
-/* Workspace bytes of the lowering (packed: the weights were transformed at
- * compile time, so no room for them is needed). */
-uint64_t hc_wino_workspace(const hc_wino_shape* s, int m, bool packed);
+/* Workspace bytes of n's lowering (no room for U where pack-weights
+ * prepared the weights at compile time). */
+uint64_t hc_wino_workspace(const hc_node* n, const hc_wino_shape* s, int m);
 
 /* Replaces the constant float32 weight (input 1) of n by its transform
  * U[xi][c][oc] (layout HC_PACK_WINOGRAD), or a narrowed copy (s->wt) by its
