@@ -67,6 +67,7 @@ typedef struct options {
   bool pin;
   bool serve;
   bool peak;
+  bool handoff;
   unsigned seed;
   int num_files;
   const char* file_name[MAX_INPUT_FILES];
@@ -79,6 +80,7 @@ static void usage(FILE* out) {
           "                     [--json] [--profile] [--trace FILE] [--input NAME=FILE.npy ...]\n"
           "                     [--zero] [--seed S] [--pin] [--serve]\n"
           "       harness-bench --peak [--json]\n"
+          "       harness-bench --handoff [--json]\n"
           "\n"
           "Measures an artifact's latency (median, p90, p99) and throughput through libharness.\n"
           "\n"
@@ -95,7 +97,11 @@ static void usage(FILE* out) {
           "  --pin             pin the session's threads to CPUs\n"
           "  --serve           after warm-up, answer stdin lines 'run K' with K run times in ns\n"
           "                    (one JSON line each); 'quit' or EOF ends\n"
-          "  --peak            print this machine's ISA, clock and fp32 peak (no model)\n");
+          "  --peak            print this machine's ISA, clock and fp32 peak (no model)\n"
+          "  --handoff         only what passing data between CPUs 0 and 1 costs (no model;\n"
+          "                    part of --peak): the round trip of one line, and per line of\n"
+          "                    512 KiB the read of the other core's writes and the rewrite\n"
+          "                    of lines the other core read\n");
 }
 
 /* ---- time and statistics --------------------------------------------------- */
@@ -263,8 +269,8 @@ static double mem_read_gbps(void) {
  * in ns. It says how dear it is for one core to read a line the other has
  * just written, which every multi-thread run pays at each handoff between
  * kernels. The benchmark reports record it beside the two-thread results
- * (docs/performance.md); on the Zen 5 guest it read 400-490 ns in both the
- * fast and the slow two-thread states, so it does not explain them.
+ * (docs/performance.md); on the Zen 5 guest it reads 400-490 ns most of the
+ * time and once read 55 ns (the vCPUs placed on cores that share a cache).
  * -1 with fewer than two CPUs or when the threads cannot be pinned. */
 #define PINGPONG_ROUNDS 20000
 typedef struct pingpong {
@@ -320,6 +326,111 @@ static double core_roundtrip_ns(void) {
   return pp.ok ? best : -1;
 }
 
+/* What a handoff of data between the two cores costs, per 64-byte line of a
+ * 512 KiB buffer (L2-sized, as one kernel's output is): CPU 0 writes the
+ * buffer, then CPU 1 reads it (`read`), then CPU 0 writes it again
+ * (`rewrite`: every line CPU 1 holds a copy of must first be taken back from
+ * it), against CPU 0 rewriting a buffer no other core has read (`local`).
+ * Medians of 24 rounds, in ns per line; a two-thread inference pays the
+ * first wherever a kernel reads what the other core's part of the previous
+ * kernel wrote, and the second when such a tensor is written again (the next
+ * run, or another tensor in the same arena bytes). All -1 with fewer than
+ * two CPUs or when the threads cannot be pinned. */
+#define HANDOFF_BYTES ((size_t)512 << 10)
+#define HANDOFF_ROUNDS 24
+typedef struct handoff {
+  _Alignas(64) atomic_uint turn; /* 2r + 1: CPU 1 may read in round r; 2r + 2: it has */
+  uint64_t* buf;
+  double read_ns[HANDOFF_ROUNDS];
+  int ok;
+} handoff;
+
+/* Aligned 256-bit stores, as a kernel's output stores are (not memset: its
+ * string stores take lines another core holds about five times faster than
+ * vector stores do on the Zen 5 guest, so they would hide the cost). */
+#if defined(__x86_64__)
+__attribute__((target("avx2"))) static void handoff_write_avx2(uint64_t* buf, uint64_t v) {
+  __m256i x = _mm256_set1_epi64x((long long)v);
+  for (size_t i = 0; i < HANDOFF_BYTES / 8; i += 4) _mm256_store_si256((__m256i*)(buf + i), x);
+}
+#endif
+
+static void handoff_write(uint64_t* buf, uint64_t v) {
+#if defined(__x86_64__)
+  if (__builtin_cpu_supports("avx2")) {
+    handoff_write_avx2(buf, v);
+    return;
+  }
+#endif
+  for (size_t i = 0; i < HANDOFF_BYTES / 8; ++i) buf[i] = v + i;
+}
+
+static uint64_t handoff_read(const uint64_t* buf) {
+  uint64_t s0 = 0, s1 = 0;
+  for (size_t i = 0; i < HANDOFF_BYTES / 8; i += 16) {
+    s0 += buf[i];
+    s1 += buf[i + 8];
+  }
+  return s0 + s1;
+}
+
+static void* handoff_partner(void* arg) {
+  handoff* h = arg;
+  h->ok = pin_to_cpu(1);
+  volatile uint64_t sink = 0;
+  for (unsigned r = 0; r < HANDOFF_ROUNDS; ++r) {
+    while (atomic_load_explicit(&h->turn, memory_order_acquire) != 2 * r + 1) CPU_RELAX();
+    uint64_t t0 = now_ns();
+    sink += handoff_read(h->buf);
+    h->read_ns[r] = (double)(now_ns() - t0);
+    atomic_store_explicit(&h->turn, 2 * r + 2, memory_order_release);
+  }
+  return NULL;
+}
+
+static double median_per_line(double* ns, int n) {
+  qsort(ns, (size_t)n, sizeof(double), cmp_double);
+  return ns[n / 2] / (double)(HANDOFF_BYTES / 64);
+}
+
+static void core_handoff_ns(double* read, double* rewrite, double* local) {
+  *read = *rewrite = *local = -1;
+  if (sysconf(_SC_NPROCESSORS_ONLN) < 2) return;
+  cpu_set_t saved;
+  if (pthread_getaffinity_np(pthread_self(), sizeof saved, &saved) != 0) return;
+  handoff* h = aligned_alloc(64, sizeof(handoff));
+  uint64_t* buf = aligned_alloc(4096, HANDOFF_BYTES);
+  if (!h || !buf || !pin_to_cpu(0)) goto out;
+  memset(h, 0, sizeof *h);
+  h->buf = buf;
+  handoff_write(buf, 0);
+  double local_ns[HANDOFF_ROUNDS], rewrite_ns[HANDOFF_ROUNDS];
+  for (unsigned r = 0; r < HANDOFF_ROUNDS; ++r) { /* no other reader yet */
+    uint64_t t0 = now_ns();
+    handoff_write(buf, r);
+    local_ns[r] = (double)(now_ns() - t0);
+  }
+  pthread_t t;
+  if (pthread_create(&t, NULL, handoff_partner, h) != 0) goto out;
+  for (unsigned r = 0; r < HANDOFF_ROUNDS; ++r) {
+    atomic_store_explicit(&h->turn, 2 * r + 1, memory_order_release);
+    while (atomic_load_explicit(&h->turn, memory_order_acquire) != 2 * r + 2) CPU_RELAX();
+    uint64_t t0 = now_ns();
+    handoff_write(buf, r);
+    rewrite_ns[r] = (double)(now_ns() - t0);
+  }
+  pthread_join(t, NULL);
+  if (h->ok) {
+    *read = median_per_line(h->read_ns, HANDOFF_ROUNDS);
+    *rewrite = median_per_line(rewrite_ns, HANDOFF_ROUNDS);
+    *local = median_per_line(local_ns, HANDOFF_ROUNDS);
+  }
+out:
+  pthread_setaffinity_np(pthread_self(), sizeof saved, &saved);
+  free(buf);
+  free(h);
+}
+
 /* --peak: ISA, clock, and the fp32 peak per core and for all cores:
  * 2 FMA ports x lanes x 2 flops x GHz, with the clock measured above. */
 static int print_peak(bool json) {
@@ -337,14 +448,18 @@ static int print_peak(bool json) {
   double clock = ghz > 0 ? ghz : mhz / 1000.0;
   double mem = mem_read_gbps();
   double roundtrip = core_roundtrip_ns();
+  double handoff_read_ns, handoff_rewrite_ns, handoff_local_ns;
+  core_handoff_ns(&handoff_read_ns, &handoff_rewrite_ns, &handoff_local_ns);
   double peak2 = 2 * 8 * 2 * clock, peak512 = 2 * 16 * 2 * clock;
   const char* isa = avx512 ? "avx512" : avx2 ? "avx2" : "none";
   if (json) {
     printf("{\"isa\": \"%s\", \"cores\": %d, \"cpuinfo_mhz\": %.1f, \"measured_ghz\": %.3f, \"clock_ghz\": %.3f, "
            "\"peak_avx2_gflops_per_core\": %.2f, \"peak_avx512_gflops_per_core\": %.2f, "
            "\"fma_loop_avx2_gflops\": %.2f, \"fma_loop_avx512_gflops\": %.2f, \"mem_read_gbps_per_core\": %.2f, "
-           "\"core_roundtrip_ns\": %.1f}\n",
-           isa, cores, mhz, ghz, clock, avx2 ? peak2 : 0, avx512 ? peak512 : 0, fma2, fma512, mem, roundtrip);
+           "\"core_roundtrip_ns\": %.1f, \"handoff_read_ns_per_line\": %.2f, \"handoff_rewrite_ns_per_line\": %.2f, "
+           "\"local_rewrite_ns_per_line\": %.2f}\n",
+           isa, cores, mhz, ghz, clock, avx2 ? peak2 : 0, avx512 ? peak512 : 0, fma2, fma512, mem, roundtrip,
+           handoff_read_ns, handoff_rewrite_ns, handoff_local_ns);
   } else {
     printf("ISA: %s, %d cores, /proc/cpuinfo %.0f MHz, measured clock %.2f GHz\n", isa, cores, mhz, ghz);
     if (avx2)
@@ -357,7 +472,28 @@ static int print_peak(bool json) {
              clock, peak512, peak512 * cores, cores, fma512);
     printf("Memory read  (one core, in order, 256 MiB): %.1f GB/s\n", mem);
     if (roundtrip > 0) printf("Core to core (a cache line between CPUs 0 and 1): round trip %.0f ns\n", roundtrip);
+    if (handoff_read_ns > 0)
+      printf("Handoff (512 KiB, per line): CPU 1 reads what CPU 0 wrote %.2f ns; CPU 0 rewrites it %.2f ns "
+             "(%.2f ns where no other core read it)\n",
+             handoff_read_ns, handoff_rewrite_ns, handoff_local_ns);
   }
+  return 0;
+}
+
+/* --handoff: the cross-core figures of --peak alone (a fraction of a
+ * second), for drivers that record the host's state beside each
+ * two-thread measurement (bench/compare/compare.py). */
+static int print_handoff(bool json) {
+  double roundtrip = core_roundtrip_ns();
+  double rd, rw, local;
+  core_handoff_ns(&rd, &rw, &local);
+  if (json)
+    printf("{\"core_roundtrip_ns\": %.1f, \"handoff_read_ns_per_line\": %.2f, \"handoff_rewrite_ns_per_line\": %.2f, "
+           "\"local_rewrite_ns_per_line\": %.2f}\n",
+           roundtrip, rd, rw, local);
+  else
+    printf("round trip %.0f ns; per line of 512 KiB: read %.2f ns, rewrite %.2f ns, local rewrite %.2f ns\n", roundtrip,
+           rd, rw, local);
   return 0;
 }
 
@@ -835,7 +971,8 @@ static int parse_args(int argc, char** argv, options* o) {
       {"trace", required_argument, 0, 'T'},   {"input", required_argument, 0, 'i'},
       {"zero", no_argument, 0, 'z'},          {"seed", required_argument, 0, 's'},
       {"pin", no_argument, 0, 'P'},           {"serve", no_argument, 0, 'S'},
-      {"peak", no_argument, 0, 'K'},          {"help", no_argument, 0, 'h'},
+      {"peak", no_argument, 0, 'K'},          {"handoff", no_argument, 0, 'H'},
+      {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0}};
   *o = (options){.threads = 1, .warmup = 10, .iters = 100};
   int c;
@@ -853,6 +990,7 @@ static int parse_args(int argc, char** argv, options* o) {
       case 'P': o->pin = true; break;
       case 'S': o->serve = true; break;
       case 'K': o->peak = true; break;
+      case 'H': o->handoff = true; break;
       case 'i': {
         const char* eq = strrchr(optarg, '=');
         if (!eq || eq == optarg || o->num_files >= MAX_INPUT_FILES) {
@@ -867,7 +1005,7 @@ static int parse_args(int argc, char** argv, options* o) {
       default: usage(stderr); return 2;
     }
   }
-  if (o->peak) return 0;
+  if (o->peak || o->handoff) return 0;
   if (optind != argc - 1) {
     usage(stderr);
     return 2;
@@ -927,6 +1065,7 @@ int main(int argc, char** argv) {
   int rc = parse_args(argc, argv, &o);
   if (rc) return rc;
   if (o.peak) return print_peak(o.json);
+  if (o.handoff) return print_handoff(o.json);
 
   hx_model_t* model = NULL;
   hx_session_t* session = NULL;

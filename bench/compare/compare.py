@@ -50,6 +50,16 @@ def compile_model(bin_dir, name, onnx_path, art, target):
         raise RuntimeError(f"harnessc failed on {name}:\n{p.stderr}")
 
 
+def host_state(row):
+    """'RT/RT ns, RW/RW ns' (before/after) for a several-thread row, '-' for
+    one thread."""
+    b, e = row.get("host_before"), row.get("host_after")
+    if not b or not e:
+        return "-"
+    return (f"{b['core_roundtrip_ns']:.0f}/{e['core_roundtrip_ns']:.0f} ns, "
+            f"{b['handoff_rewrite_ns_per_line']:.1f}/{e['handoff_rewrite_ns_per_line']:.1f} ns")
+
+
 def profile(bin_dir, art, input_spec, threads, max_time):
     p = subprocess.run([os.path.join(bin_dir, "harness-bench"), art, "--profile", "--json", "--threads", str(threads),
                         "--iters", "100000", "--max-time", str(max_time), "--input", input_spec],
@@ -99,6 +109,7 @@ def main():
             flops = info["flops"]
             for t in a.threads:
                 log(f"{name}: {t} thread(s), {a.rounds} interleaved rounds")
+                host_before = engines.handoff(bin_dir) if t > 1 else None
                 h = engines.harness_engine(bin_dir, art, t, spec)
                 try:
                     o = engines.ort_engine(onnx_path, t, spec)
@@ -128,6 +139,11 @@ def main():
                     "harness_cpu_ms": statistics.median(cpu["harness"]) / 1e6 if cpu.get("harness") else None,
                     "ort_cpu_ms": statistics.median(cpu["ort"]) / 1e6 if cpu.get("ort") else None,
                 }
+                if t > 1:
+                    # The host's cross-core state around these rounds
+                    # (engines.handoff): several threads pay it at every
+                    # handoff between kernels, one thread never does.
+                    row["host_before"], row["host_after"] = host_before, engines.handoff(bin_dir)
                 if row["harness_cpu_ms"] and row["ort_cpu_ms"]:
                     row["cpu_ratio"] = row["harness_cpu_ms"] / row["ort_cpu_ms"]
                 row["harness_peak_pct"] = 100 * row["harness_gflops"] / peak
@@ -145,11 +161,11 @@ def main():
 
     print(f"peak: {peak_name}, {peak_core:.1f} GFLOP/s per core ({machine['clock_ghz']:.2f} GHz measured)")
     print(f"{'model':<16} {'thr':>3} {'Harness ms':>11} {'ORT ms':>10} {'H/ORT':>6} {'H GFLOP/s':>10} {'H %pk':>6} "
-          f"{'ORT GFLOP/s':>11} {'ORT %pk':>7} {'cpu H/ORT':>9}")
+          f"{'ORT GFLOP/s':>11} {'ORT %pk':>7} {'cpu H/ORT':>9}  host (round trip ns, rewrite ns/line)")
     for r in rows:
         print(f"{r['model']:<16} {r['threads']:>3} {r['harness_ms']:>11.4f} {r['ort_ms']:>10.4f} {r['ratio']:>6.3f} "
               f"{r['harness_gflops']:>10.2f} {r['harness_peak_pct']:>5.1f}% {r['ort_gflops']:>11.2f} "
-              f"{r['ort_peak_pct']:>6.1f}% {r.get('cpu_ratio') or float('nan'):>9.3f}")
+              f"{r['ort_peak_pct']:>6.1f}% {r.get('cpu_ratio') or float('nan'):>9.3f}  {host_state(r)}")
     for name, p in profiles.items():
         print(f"{name}: framework overhead {p['profile']['overhead_us']:.3f} us per inference at 1 thread")
     for f in failures:

@@ -137,6 +137,18 @@ def peak(bin_dir):
     return json.loads(p.stdout)
 
 
+def handoff(bin_dir):
+    """What passing data between CPUs 0 and 1 costs right now (harness-bench
+    --handoff --json): the round trip of one cache line and, per line of a
+    512 KiB buffer, reading the other core's writes and rewriting lines the
+    other core has read. The host moves between states minutes apart (on the
+    Zen 5 guest: a 55 ns round trip with 2.7 ns rewrites, or 440-480 ns with
+    9-11 ns rewrites), and two-thread results move with it."""
+    p = subprocess.run([os.path.join(bin_dir, "harness-bench"), "--handoff", "--json"], capture_output=True, text=True,
+                       check=True)
+    return json.loads(p.stdout)
+
+
 def artifact_info(bin_dir, artifact):
     """flops per run, target and required CPU features of an artifact."""
     p = subprocess.run([os.path.join(bin_dir, "harness-bench"), artifact, "--iters", "1", "--warmup", "0", "--json"],

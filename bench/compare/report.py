@@ -92,8 +92,15 @@ def results_md(work, bin_dir, command):
             rt = f"{machine['core_roundtrip_ns']:.0f} ns"
             if end.get("core_roundtrip_ns", -1) > 0:
                 rt = f"{rt} before the comparison and {end['core_roundtrip_ns']:.0f} ns after it"
+            hand = ""
+            if machine.get("handoff_rewrite_ns_per_line", -1) > 0:
+                hand = (f" Per line of a 512 KiB buffer, CPU 1 reads what CPU 0 wrote in "
+                        f"{machine['handoff_read_ns_per_line']:.2f} ns and CPU 0 rewrites lines CPU 1 has read in "
+                        f"{machine['handoff_rewrite_ns_per_line']:.2f} ns ({machine['local_rewrite_ns_per_line']:.2f} ns "
+                        f"where no other core read them).")
             out.append(f"- Core-to-core round trip (one cache line between CPUs 0 and 1, `harness-bench --peak`): "
-                       f"{rt}; see \"Two threads and the host\" below for how two-thread results move with the host.")
+                       f"{rt}.{hand} See \"Two threads and the host\" below for how two-thread results move with the "
+                       f"host.")
     out.append(f"- Software: {v['harnessc']}; {v['ort']}; {v['openblas']}.")
     out.append("")
 
@@ -109,16 +116,24 @@ def results_md(work, bin_dir, command):
                    + (f" At one thread both engines run pinned to cpu{cmp_['one_thread_cpu']} "
                       "(`bench/compare/engines.py` `one_thread_cpu`)." if cmp_.get("one_thread_cpu") is not None else "")
                    + "\n")
+        out.append("The host column is the cross-core state before/after a several-thread row's rounds "
+                   "(`harness-bench --handoff`): the round trip of one cache line between CPUs 0 and 1, and the "
+                   "rewrite of a 512 KiB buffer the other core has read, per line; see \"Two threads and the "
+                   "host\" below.\n")
         out.append("| model | GFLOP | threads | Harness ms | ORT ms | Harness/ORT | round range | Harness GFLOP/s | "
-                   "Harness % peak | ORT GFLOP/s | ORT % peak |")
-        out.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+                   "Harness % peak | ORT GFLOP/s | ORT % peak | host: round trip, rewrite |")
+        out.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
         for r in cmp_["rows"]:
+            b, e = r.get("host_before"), r.get("host_after")
+            host = (f"{b['core_roundtrip_ns']:.0f}/{e['core_roundtrip_ns']:.0f} ns, "
+                    f"{b['handoff_rewrite_ns_per_line']:.1f}/{e['handoff_rewrite_ns_per_line']:.1f} ns"
+                    if b and e else "-")
             out.append(f"| {r['model']} | {r['gflop']:.3f} | {r['threads']} | {r['harness_ms']:.3f} | "
                        f"{r['ort_ms']:.3f} | **{r['ratio']:.2f}** | {r['ratio_round_min']:.2f}-{r['ratio_round_max']:.2f}"
                        f" | {r['harness_gflops']:.1f} | {r['harness_peak_pct']:.1f}% | {r['ort_gflops']:.1f} | "
-                       f"{r['ort_peak_pct']:.1f}% |")
+                       f"{r['ort_peak_pct']:.1f}% | {host} |")
         for f in cmp_.get("failures", []):
-            out.append(f"| {f['model']} | failed: {f['error'].splitlines()[0]} |||||||||")
+            out.append(f"| {f['model']} | failed: {f['error'].splitlines()[0]} ||||||||||")
         out.append("")
         big = [r for r in cmp_["rows"] if r["model"] != "tiny_mlp"]
         if big:
