@@ -229,6 +229,30 @@ static void tools_open_artifact_in_current_directory(void** state) {
   assert_output_has("chosen for this CPU");
 }
 
+/* --handoff measures the cross-core costs that compare.py records beside
+ * every several-thread result: each figure a positive time, or -1 where the
+ * machine has one CPU or the threads cannot be pinned. */
+static void harness_bench_handoff(void** state) {
+  assert_int_equal(run("harness-bench", "--help"), 0);
+  assert_output_has("--handoff");
+  assert_int_equal(run("harness-bench", "--handoff --json"), 0);
+  static const char* const keys[] = {"core_roundtrip_ns", "handoff_read_ns_per_line", "handoff_rewrite_ns_per_line",
+                                     "local_rewrite_ns_per_line"};
+  for (size_t i = 0; i < sizeof keys / sizeof keys[0]; ++i) {
+    char key[64];
+    snprintf(key, sizeof key, "\"%s\": ", keys[i]);
+    const char* at = strstr(g_out, key);
+    if (!at) print_error("no %s in:\n%s\n", keys[i], g_out);
+    assert_non_null(at);
+    double v = strtod(at + strlen(key), NULL);
+    if (!(v > 0 || v == -1)) print_error("%s = %g\n", keys[i], v);
+    assert_true(v > 0 || v == -1);
+  }
+  /* --peak carries the same figures. */
+  assert_int_equal(run("harness-bench", "--peak --json"), 0);
+  assert_output_has("\"handoff_rewrite_ns_per_line\": ");
+}
+
 static void harness_test_counts(void** state) {
   char suite[512];
   snprintf(suite, sizeof suite, "%s/suite", getenv("HARNESS_TEST_MODELS"));
@@ -246,7 +270,7 @@ int main(void) {
       cmocka_unit_test(harnessc_usage_errors),     cmocka_unit_test(harnessc_compile_errors_name_the_cause),
       cmocka_unit_test(harnessc_emit_kinds),       cmocka_unit_test(harnessc_is_deterministic),
       cmocka_unit_test(harnessc_check_reports_everything), cmocka_unit_test(harness_run_end_to_end),
-      cmocka_unit_test(harness_test_counts),       cmocka_unit_test(harnessc_shares_kernel_bodies),
+      cmocka_unit_test(harness_test_counts),       cmocka_unit_test(harness_bench_handoff),       cmocka_unit_test(harnessc_shares_kernel_bodies),
       cmocka_unit_test(harnessc_shares_phase_bodies), cmocka_unit_test(tools_open_artifact_in_current_directory),
       cmocka_unit_test(harnessc_weights_object),
   };
