@@ -324,6 +324,11 @@ def main():
     matmul_case(root, "hc_matmul_tall_shared_b", (4, 25, 64), (64, 70), b_const=True)
     matmul_case(root, "hc_matmul_batched_edges", (3, 50, 64), (3, 64, 70))
     matmul_case(root, "hc_matmul_narrow_n", (20, 30), (30, 3))
+    # B of 49-64 columns (four AVX-512 vectors): the tall narrow-B tile,
+    # which must leave registers for B and a broadcast (6 x 4, not 7 x 4),
+    # with ragged row tiles and a ragged last vector; B packed and direct.
+    matmul_case(root, "hc_matmul_narrow_b_64", (101, 70), (70, 64), b_const=True)
+    matmul_case(root, "hc_matmul_narrow_b_60_direct", (2, 45, 33), (2, 33, 60))
     matmul_case(root, "hc_matmul_opset1", (3, 4), (4, 5), opset=1)
     matmul_case(root, "hc_matmul_gemv_wide", (1, 37), (37, 2100), b_const=True)
     matmul_case(root, "hc_matmul_two_rows_wide", (1, 2, 9), (9, 2050))
