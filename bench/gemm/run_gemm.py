@@ -25,11 +25,12 @@ import engines  # noqa: E402
 
 # Square sizes, then shapes the benchmark models run: BERT-like encoder
 # projections and FFN (128 tokens x 256/1024), a batch-1 vector-matrix product,
-# ResNet-50's classifier, and 3x3 convolutions of ResNet stages as implicit
-# GEMMs (output pixels x output channels x 9 * input channels).
+# ResNet-50's classifier, the classifier of a batch-4 program (--batch, dynamic
+# batching), and 3x3 convolutions of ResNet stages as implicit GEMMs (output
+# pixels x output channels x 9 * input channels).
 SHAPES = ["256x256x256", "512x512x512", "1024x1024x1024", "2048x2048x2048",
           "128x256x256", "128x1024x256", "128x256x1024", "1x1024x256", "1x256x1024", "1x1000x2048",
-          "3136x64x576", "784x128x1152", "196x256x2304", "49x512x4608"]
+          "4x1000x2048", "3136x64x576", "784x128x1152", "196x256x2304", "49x512x4608"]
 
 
 def build_openblas(work):

@@ -329,6 +329,10 @@ def main():
     # with ragged row tiles and a ragged last vector; B packed and direct.
     matmul_case(root, "hc_matmul_narrow_b_64", (101, 70), (70, 64), b_const=True)
     matmul_case(root, "hc_matmul_narrow_b_60_direct", (2, 45, 33), (2, 33, 60))
+    # Two to four rows: tiles widened as far as the registers allow (4 x 6
+    # on AVX-512, 3 x 2 and 2 x 4 on AVX2), ragged last panels.
+    matmul_case(root, "hc_matmul_three_rows_wide", (3, 70), (70, 130), b_const=True)
+    matmul_case(root, "hc_matmul_four_rows_wide", (4, 33), (33, 200), b_const=True)
     matmul_case(root, "hc_matmul_opset1", (3, 4), (4, 5), opset=1)
     matmul_case(root, "hc_matmul_gemv_wide", (1, 37), (37, 2100), b_const=True)
     matmul_case(root, "hc_matmul_two_rows_wide", (1, 2, 9), (9, 2050))
