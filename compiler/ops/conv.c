@@ -1568,10 +1568,12 @@ static void plan_pixels(const hc_lower_ctx* lc, const conv_plan* p, const flat_p
     for (const int(*c)[2] = wc ? (regs == 32 ? k512w : k256w) : (regs == 32 ? k512 : k256);; ++c) {
       int cm = (*c)[0], cv = (*c)[1];
       if (!cm) {
-        /* Few channels: all of them, as many vectors as fit. */
+        /* Few channels: all of them, as many vectors as fit beside their
+         * accumulators and a weight broadcast. */
         if (p->Mg >= 6) break;
         cm = (int)p->Mg;
         cv = max_acc / cm > HC_UKR_MAX_NV ? HC_UKR_MAX_NV : max_acc / cm;
+        if (cm > 1 && cv > (regs - 1) / (cm + 1)) cv = (regs - 1) / (cm + 1);
       }
       if (cm > p->Mg) cm = (int)p->Mg;
       if (cv > nvec) cv = (int)nvec;

@@ -301,6 +301,11 @@ def main():
     conv_case(root, "conv_3d_stride_pad_dil", (1, 3, 7, 8, 9), (4, 3, 3, 2, 3), strides=[1, 2, 2], dil=[1, 2, 1],
               pads=[1, 0, 2, 1, 1, 0])
     conv_case(root, "conv_1x1_gemm_wide", (2, 12, 40, 41), (8, 12, 1, 1))
+    # Two and three output channels through the pixels kernel (stride 2):
+    # all channels in one tile, as many vectors as fit the registers (two
+    # channels on AVX2: 2 x 4, not 2 x 6).
+    conv_case(root, "conv_s2_two_outputs", (1, 8, 67, 71), (2, 8, 3, 3), strides=[2, 2], pads=[1, 1, 1, 1])
+    conv_case(root, "conv_s2_three_outputs", (1, 5, 50, 45), (3, 5, 3, 3), strides=[2, 2], pads=[1, 0, 1, 0])
     conv_case(root, "conv_1x1_gemm_rows8", (2, 12, 9, 23), (40, 12, 1, 1))  # 8-row tiles, ragged columns
     # B over 1 MiB read in place: the next column panel is prefetched (ragged last panel)
     conv_case(root, "conv_1x1_gemm_prefetch", (1, 64, 64, 65), (16, 64, 1, 1))
