@@ -1578,6 +1578,7 @@ static void plan_pixels(const hc_lower_ctx* lc, const conv_plan* p, const flat_p
       if (cm > p->Mg) cm = (int)p->Mg;
       if (cv > nvec) cv = (int)nvec;
       if (cm * cv > max_acc || cm < 1 || cv < 1) continue;
+      if (cm > 1 && cm * cv + cv + 1 > regs) continue; /* would spill (AVX2 3 x 4: 17 registers) */
       int64_t ft = (q->F + (int64_t)cv * vl - 1) / ((int64_t)cv * vl);
       int lnv = (int)((q->F - (ft - 1) * cv * (int64_t)vl + vl - 1) / vl);
       int rem = (int)(p->Mg % cm);
