@@ -216,6 +216,10 @@ def kernel_cases(root):
         "conv_dw_s2_odd": (1, 7, 13, 35, 7, 3, 2, 1, 7, 1),
         "conv_dw_nopad": (2, 4, 6, 6, 4, 3, 1, 0, 4, 1),
         "conv_dw_wide": (1, 3, 5, 420, 3, 3, 1, 1, 3, 1),
+        # Rows of 7 (two rows a step) and 15 AVX2 segments at stride 1:
+        # blocks of at most 12 accumulators there, rows and segments ragged.
+        "conv_dw_s1_53": (1, 6, 9, 53, 6, 3, 1, 1, 6, 1),
+        "conv_dw_s1_113": (1, 4, 7, 113, 4, 3, 1, 1, 4, 1),
         "conv_dw_wide_s2_k5": (1, 2, 7, 801, 2, 5, 2, 2, 2, 1),
         "conv_1x1_s2": (1, 24, 14, 15, 40, 1, 2, 0, 1, 1),
         # Winograd F(4x4,3x3) (compiler/ops/conv_winograd.c): planes that are
