@@ -103,6 +103,13 @@ CONVS = [
     ("eff_dw5", 240, 28, 28, 240, 5, 1, 2, 240),
     ("ocr_3x3_160", 16, 160, 160, 16, 3, 1, 1, 1),
     ("ocr_3x3_big", 64, 160, 160, 64, 3, 1, 1, 1),
+    # Register-tile edge cases (docs/performance.md, "Register tiles that
+    # fit"): few output channels in the pixels kernel, depthwise rows of
+    # many AVX2 segments.
+    ("few_out2_s2", 32, 224, 224, 2, 3, 2, 1, 1),
+    ("few_out3_s2", 32, 224, 224, 3, 3, 2, 1, 1),
+    ("few_out3_k5", 32, 112, 112, 3, 5, 1, 2, 1),
+    ("mv2_dw56", 144, 56, 56, 144, 3, 1, 1, 144),
 ]
 
 MATMULS = [
@@ -117,6 +124,12 @@ MATMULS = [
     ("fc_gemv", 1, 2048, 1000, True),
     ("odd_57x93x75", 57, 93, 75, False),
     ("odd_57x93x75c", 57, 93, 75, True),
+    # A 64-column B (the tall narrow-B tile) and fully connected layers of
+    # batch-2 to batch-4 programs (tiles widened for few rows).
+    ("narrow_b64", 3136, 576, 64, True),
+    ("fc_rows2", 2, 512, 1024, True),
+    ("fc_rows3", 3, 512, 1024, True),
+    ("fc_rows4", 4, 512, 1024, True),
 ]
 
 
