@@ -1573,12 +1573,12 @@ static void plan_pixels(const hc_lower_ctx* lc, const conv_plan* p, const flat_p
         if (p->Mg >= 6) break;
         cm = (int)p->Mg;
         cv = max_acc / cm > HC_UKR_MAX_NV ? HC_UKR_MAX_NV : max_acc / cm;
-        if (cm > 1 && cv > (regs - 1) / (cm + 1)) cv = (regs - 1) / (cm + 1);
+        while (cm > 1 && cv > 1 && !hc_ukr_tile_fits(lc, cm, cv)) --cv;
       }
       if (cm > p->Mg) cm = (int)p->Mg;
       if (cv > nvec) cv = (int)nvec;
       if (cm * cv > max_acc || cm < 1 || cv < 1) continue;
-      if (cm > 1 && cm * cv + cv + 1 > regs) continue; /* would spill (AVX2 3 x 4: 17 registers) */
+      if (cm > 1 && !hc_ukr_tile_fits(lc, cm, cv)) continue; /* AVX2's 3 x 4 spilled */
       int64_t ft = (q->F + (int64_t)cv * vl - 1) / ((int64_t)cv * vl);
       int lnv = (int)((q->F - (ft - 1) * cv * (int64_t)vl + vl - 1) / vl);
       int rem = (int)(p->Mg % cm);

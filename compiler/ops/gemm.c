@@ -594,12 +594,10 @@ static void plan_fast(const hc_lower_ctx* lc, const mm_desc* d, fast_plan* p) {
     /* Few rows: widen the tile so enough FMAs are independent. */
     int per = p->b_mode != B_DIRECT && p->pw > p->vl ? (int)(p->pw / p->vl) : 1;
     int want = max_acc / mr;
-    /* But the accumulators, the nv vectors of B and a broadcast of A must
-     * fit the registers: 4 x 7 on AVX-512 (36 registers), 3 x 4 and 2 x 6
-     * on AVX2 (17, 19) spilled, and a MatMul of 2-4 rows by a 512 x 1024
-     * weight ran 1.4-1.7x faster as 4 x 6, 3 x 2 and 2 x 4. */
-    int fit = (regs - 1) / (mr + 1);
-    if (mr > 1 && want > fit) want = fit; /* one row: each B vector is used once, from memory */
+    /* But only as wide as fits the registers (one row is exempt): 4 x 7 on
+     * AVX-512, 3 x 4 and 2 x 6 on AVX2 spilled, and a MatMul of 2-4 rows by
+     * a 512 x 1024 weight ran 1.4-1.7x faster as 4 x 6, 3 x 2 and 2 x 4. */
+    while (mr > 1 && want > 1 && !hc_ukr_tile_fits(lc, mr, want)) --want;
     if (want > HC_UKR_MAX_NV) want = HC_UKR_MAX_NV;
     want = want / per * per;
     if (want < per) want = per;
@@ -607,12 +605,11 @@ static void plan_fast(const hc_lower_ctx* lc, const mm_desc* d, fast_plan* p) {
     if (want > cap) want = (int)cap;
     if (want > nv) nv = want;
   } else if (mr * nv < max_acc && nv >= nvec) {
-    /* Narrow B: taller tiles instead, as long as the accumulators, the nv
-     * vectors of B and a broadcast of A fit the registers: on AVX-512 a
-     * 64-column B gave 7 x 4 (28 + 4 + 1 = 33 registers), which spilled and
+    /* Narrow B: taller tiles instead, as tall as fits the registers: on
+     * AVX-512 a 64-column B gave 7 x 4 (33 registers), which spilled and
      * ran an SGEMM 3136x64x576 at 122 GFLOP/s; 6 x 4 runs it at 222. */
     mr = max_acc / nv;
-    if (mr > (regs - nv - 1) / nv) mr = (regs - nv - 1) / nv;
+    while (mr > 1 && !hc_ukr_tile_fits(lc, mr, nv)) --mr;
     if (mr > 14) mr = 14;
     if (mr > d->M) mr = (int)d->M;
   }

@@ -14,6 +14,8 @@ unsigned hc_ukr_lanes(const hc_lower_ctx* lc, hx_dtype_t dt) {
 
 int hc_ukr_registers(const hc_lower_ctx* lc) { return lc->target && lc->target->vector_bits >= 512 ? 32 : 16; }
 
+bool hc_ukr_tile_fits(const hc_lower_ctx* lc, int mr, int nv) { return mr * nv + nv + 1 <= hc_ukr_registers(lc); }
+
 int hc_ukr_l1d_bytes(const hc_lower_ctx* lc) { return lc->target && lc->target->l1d_bytes ? lc->target->l1d_bytes : 32768; }
 
 LLVMTypeRef hc_ukr_vtype(hc_kb* kb, hx_dtype_t dt, unsigned lanes) {

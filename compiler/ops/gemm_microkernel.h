@@ -140,6 +140,13 @@ void hc_ukr_prefer_full_width(hc_kb* kb);
  * vector registers (16 on AVX2, 32 on AVX-512). */
 unsigned hc_ukr_lanes(const hc_lower_ctx* lc, hx_dtype_t dt);
 int hc_ukr_registers(const hc_lower_ctx* lc);
+/* Whether an mr x nv register tile fits beside its nv vectors of B and one
+ * broadcast of A (mr * nv + nv + 1 vector registers). A tile that does not
+ * spills accumulators to the stack inside the reduction loop: a GEMM tile
+ * of 7 x 4 on AVX-512 ran 1.75x slower than 6 x 4. With one row each B
+ * vector is used once and FMAs read it from memory, so planners may exempt
+ * mr = 1. */
+bool hc_ukr_tile_fits(const hc_lower_ctx* lc, int mr, int nv);
 /* The target's L1 data cache per core in bytes (32 KiB when unknown). */
 int hc_ukr_l1d_bytes(const hc_lower_ctx* lc);
 
