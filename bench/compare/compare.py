@@ -50,16 +50,6 @@ def compile_model(bin_dir, name, onnx_path, art, target):
         raise RuntimeError(f"harnessc failed on {name}:\n{p.stderr}")
 
 
-def host_state(row):
-    """'RT/RT ns, RW/RW ns' (before/after) for a several-thread row, '-' for
-    one thread."""
-    b, e = row.get("host_before"), row.get("host_after")
-    if not b or not e:
-        return "-"
-    return (f"{b['core_roundtrip_ns']:.0f}/{e['core_roundtrip_ns']:.0f} ns, "
-            f"{b['handoff_rewrite_ns_per_line']:.1f}/{e['handoff_rewrite_ns_per_line']:.1f} ns")
-
-
 def profile(bin_dir, art, input_spec, threads, max_time):
     p = subprocess.run([os.path.join(bin_dir, "harness-bench"), art, "--profile", "--json", "--threads", str(threads),
                         "--iters", "100000", "--max-time", str(max_time), "--input", input_spec],
@@ -165,7 +155,7 @@ def main():
     for r in rows:
         print(f"{r['model']:<16} {r['threads']:>3} {r['harness_ms']:>11.4f} {r['ort_ms']:>10.4f} {r['ratio']:>6.3f} "
               f"{r['harness_gflops']:>10.2f} {r['harness_peak_pct']:>5.1f}% {r['ort_gflops']:>11.2f} "
-              f"{r['ort_peak_pct']:>6.1f}% {r.get('cpu_ratio') or float('nan'):>9.3f}  {host_state(r)}")
+              f"{r['ort_peak_pct']:>6.1f}% {r.get('cpu_ratio') or float('nan'):>9.3f}  {engines.host_state(r)}")
     for name, p in profiles.items():
         print(f"{name}: framework overhead {p['profile']['overhead_us']:.3f} us per inference at 1 thread")
     for f in failures:

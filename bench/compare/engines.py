@@ -149,6 +149,17 @@ def handoff(bin_dir):
     return json.loads(p.stdout)
 
 
+def host_state(row):
+    """A several-thread result row's host state, 'RT/RT ns, RW/RW ns': the
+    round trip and the rewrite cost per line (handoff()) before/after its
+    rounds; '-' for one thread."""
+    b, e = row.get("host_before"), row.get("host_after")
+    if not b or not e:
+        return "-"
+    return (f"{b['core_roundtrip_ns']:.0f}/{e['core_roundtrip_ns']:.0f} ns, "
+            f"{b['handoff_rewrite_ns_per_line']:.1f}/{e['handoff_rewrite_ns_per_line']:.1f} ns")
+
+
 def artifact_info(bin_dir, artifact):
     """flops per run, target and required CPU features of an artifact."""
     p = subprocess.run([os.path.join(bin_dir, "harness-bench"), artifact, "--iters", "1", "--warmup", "0", "--json"],

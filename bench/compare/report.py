@@ -14,9 +14,13 @@ import json
 import os
 import re
 import subprocess
+import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+import engines  # noqa: E402
+
 BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
 
 
@@ -124,10 +128,7 @@ def results_md(work, bin_dir, command):
                    "Harness % peak | ORT GFLOP/s | ORT % peak | host: round trip, rewrite |")
         out.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
         for r in cmp_["rows"]:
-            b, e = r.get("host_before"), r.get("host_after")
-            host = (f"{b['core_roundtrip_ns']:.0f}/{e['core_roundtrip_ns']:.0f} ns, "
-                    f"{b['handoff_rewrite_ns_per_line']:.1f}/{e['handoff_rewrite_ns_per_line']:.1f} ns"
-                    if b and e else "-")
+            host = engines.host_state(r)
             out.append(f"| {r['model']} | {r['gflop']:.3f} | {r['threads']} | {r['harness_ms']:.3f} | "
                        f"{r['ort_ms']:.3f} | **{r['ratio']:.2f}** | {r['ratio_round_min']:.2f}-{r['ratio_round_max']:.2f}"
                        f" | {r['harness_gflops']:.1f} | {r['harness_peak_pct']:.1f}% | {r['ort_gflops']:.1f} | "
