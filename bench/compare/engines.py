@@ -142,8 +142,8 @@ def handoff(bin_dir):
     --handoff --json): the round trip of one cache line and, per line of a
     512 KiB buffer, reading the other core's writes and rewriting lines the
     other core has read. The host moves between states minutes apart (on the
-    Zen 5 guest: a 55 ns round trip with 2.7 ns rewrites, or 440-480 ns with
-    9-11 ns rewrites), and two-thread results move with it."""
+    Zen 5 guest: a 55 ns round trip with 2.2-2.7 ns rewrites, or 380-480 ns
+    with 8.6-12 ns rewrites), and two-thread results move with it."""
     p = subprocess.run([os.path.join(bin_dir, "harness-bench"), "--handoff", "--json"], capture_output=True, text=True,
                        check=True)
     return json.loads(p.stdout)
