@@ -282,15 +282,10 @@ static int by_storage_offset(const void* a, const void* b) {
 
 static hx_status_t fill_weights(void* ctx, hc_blob_write_fn write, void* sink) {
   const weights_src* w = ctx;
-  size_t count = 0;
-  for (int p = 0; p < w->n; ++p)
-    for (int i = 0; i < w->progs[p].g->num_values; ++i) {
-      const hc_value* v = w->progs[p].g->values[i];
-      count += v->kind == HC_VALUE_CONST && v->storage.base == HX_BASE_WEIGHTS && hc_value_nbytes(v) > 0;
-    }
-  const hc_value** vals = malloc((count ? count : 1) * sizeof *vals);
+  size_t values = 1, count = 0;
+  for (int p = 0; p < w->n; ++p) values += (size_t)w->progs[p].g->num_values;
+  const hc_value** vals = malloc(values * sizeof *vals);
   if (!vals) return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory writing the weights");
-  count = 0;
   for (int p = 0; p < w->n; ++p)
     for (int i = 0; i < w->progs[p].g->num_values; ++i) {
       const hc_value* v = w->progs[p].g->values[i];

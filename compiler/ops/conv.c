@@ -1577,22 +1577,25 @@ static void plan_pixels(const hc_lower_ctx* lc, const conv_plan* p, const flat_p
       }
       if (cm > p->Mg) cm = (int)p->Mg;
       if (cv > nvec) cv = (int)nvec;
-      if (cm * cv > max_acc || cm < 1 || cv < 1) continue;
-      if (cm > 1 && !hc_ukr_tile_fits(lc, cm, cv)) continue; /* AVX2's 3 x 4 spilled */
-      int64_t ft = (q->F + (int64_t)cv * vl - 1) / ((int64_t)cv * vl);
-      int lnv = (int)((q->F - (ft - 1) * cv * (int64_t)vl + vl - 1) / vl);
-      int rem = (int)(p->Mg % cm);
-      double per = 0;
-      for (int last = 0; last < 2; ++last) {
-        int vv = last ? lnv : cv;
-        double x = (double)(p->Mg / cm) * step_cycles(cm * vv + wc * cm, cm + vv) +
-                   (rem ? step_cycles(rem * vv + wc * rem, rem + vv) : 0);
-        per += x * (double)(last ? 1 : ft - 1);
-      }
-      if (per < best) {
-        best = per;
-        mr = cm;
-        nv = cv;
+      /* Candidates that would spill are skipped (AVX2's 3 x 4). The last
+       * entry ends the loop whatever it holds, so no `continue` here. */
+      bool usable = cm >= 1 && cv >= 1 && cm * cv <= max_acc && (cm == 1 || hc_ukr_tile_fits(lc, cm, cv));
+      if (usable) {
+        int64_t ft = (q->F + (int64_t)cv * vl - 1) / ((int64_t)cv * vl);
+        int lnv = (int)((q->F - (ft - 1) * cv * (int64_t)vl + vl - 1) / vl);
+        int rem = (int)(p->Mg % cm);
+        double per = 0;
+        for (int last = 0; last < 2; ++last) {
+          int vv = last ? lnv : cv;
+          double x = (double)(p->Mg / cm) * step_cycles(cm * vv + wc * cm, cm + vv) +
+                     (rem ? step_cycles(rem * vv + wc * rem, rem + vv) : 0);
+          per += x * (double)(last ? 1 : ft - 1);
+        }
+        if (per < best) {
+          best = per;
+          mr = cm;
+          nv = cv;
+        }
       }
       if (!(*c)[0]) break;
     }

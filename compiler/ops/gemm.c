@@ -600,7 +600,6 @@ static void plan_fast(const hc_lower_ctx* lc, const mm_desc* d, fast_plan* p) {
     while (mr > 1 && want > 1 && !hc_ukr_tile_fits(lc, mr, want)) --want;
     if (want > HC_UKR_MAX_NV) want = HC_UKR_MAX_NV;
     want = want / per * per;
-    if (want < per) want = per;
     int64_t cap = (nvec + per - 1) / per * per;
     if (want > cap) want = (int)cap;
     if (want > nv) nv = want;
