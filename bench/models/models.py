@@ -53,10 +53,13 @@ def ensure_reference():
 
 
 def ensure(name, work):
-    """Path of model `name`'s .onnx, exporting it into `work` if needed."""
+    """Path of model `name`'s .onnx, exporting it into `work` if needed.
+
+    Also installs the npm references: every caller compares against ONNX
+    Runtime, and on a fresh machine the first model may be a torchvision one."""
     m = ALL[name]
+    ensure_reference()
     if "file" in m:
-        ensure_reference()
         return m["file"]
     os.makedirs(work, exist_ok=True)
     path = os.path.join(work, name + ".onnx")

@@ -1935,10 +1935,22 @@ static void plan_channels(const hc_lower_ctx* lc, const conv_plan* p, const int6
   q->nrg = (q->OH + q->tr - 1) / q->tr;
   q->ncg = (q->OW + q->tw - 1) / q->tw;
   q->slot = (int64_t)q->tr * q->tw * q->nr;
-  /* Reduction slices whose weight panel (kic*taps x nr) stays in L2 while
-   * every pixel tile of the task sweeps it; partial sums wait in a stack
-   * buffer of the task's tiles. */
-  q->kic = 131072 / (p->ktot * q->nr * 4);
+  /* Reduction slices whose weight panel (kic*taps x nr) stays in cache
+   * while every pixel tile of the task sweeps it; partial sums wait in a
+   * stack buffer of the task's tiles. A tile step reads a line of weights
+   * and one or two lines of input pixels (an input channel's row). A tile of
+   * at least 12 FMAs per step (AVX-512's) hides reading them from L2, so its
+   * panel takes 128 KiB of L2. A smaller one (every AVX2 tile: 10 FMAs, 5
+   * cycles) cannot: on Zen 3, with 32 bytes a cycle from L2, ResNet-50's
+   * layer4 1x1 convolutions ran at 53% of the peak. Its slice keeps a
+   * quarter of L1 of weights (128 input channels of a 1x1 on AVX2), which
+   * leaves L1 room for the input rows the tiles share (docs/performance.md,
+   * "Slices in L1 for AVX2 tiles"). Slices of a plane of one tile would
+   * only add partial-sum traffic. */
+  int tile_fmas = q->tr * q->tw * q->nv;
+  bool one_tile = q->nrg * q->ncg == 1; /* no tile shares the panel */
+  int64_t panel_bytes = tile_fmas >= 12 || one_tile ? 131072 : hc_ukr_l1d_bytes(lc) / 4;
+  q->kic = panel_bytes / (p->ktot * q->nr * 4);
   if (q->kic < 1) q->kic = 1;
   if (q->kic >= p->Cg) q->kic = p->Cg;
   q->nks = (p->Cg + q->kic - 1) / q->kic;
