@@ -1534,10 +1534,11 @@ typedef struct cf_pix_plan {
 } cf_pix_plan;
 
 /* Cycles per reduction step of a tile with `acc` accumulators and `loads`
- * loads (two FMA and two load ports; FMA latency needs 8 chains). */
-static double step_cycles(int acc, int loads) {
+ * loads (two FMA and two load ports), at least `floor` (the FMA latency:
+ * 4 cycles need 8 chains). */
+static double step_cycles(int acc, int loads, double floor) {
   double c = acc / 2.0;
-  if (c < 4.0) c = 4.0;
+  if (c < floor) c = floor;
   if (loads / 2.0 > c) c = loads / 2.0;
   return c;
 }
@@ -1587,8 +1588,8 @@ static void plan_pixels(const hc_lower_ctx* lc, const conv_plan* p, const flat_p
         double per = 0;
         for (int last = 0; last < 2; ++last) {
           int vv = last ? lnv : cv;
-          double x = (double)(p->Mg / cm) * step_cycles(cm * vv + wc * cm, cm + vv) +
-                     (rem ? step_cycles(rem * vv + wc * rem, rem + vv) : 0);
+          double x = (double)(p->Mg / cm) * step_cycles(cm * vv + wc * cm, cm + vv, 4.0) +
+                     (rem ? step_cycles(rem * vv + wc * rem, rem + vv, 4.0) : 0);
           per += x * (double)(last ? 1 : ft - 1);
         }
         if (per < best) {
@@ -1895,6 +1896,13 @@ static void plan_channels(const hc_lower_ctx* lc, const conv_plan* p, const int6
   const int(*cand)[2] = regs == 32 ? (one_tap ? k512_one : k512) : k256;
   int ncand = regs == 32 ? (one_tap ? 6 : 5) : 4;
   int64_t pw = hc_pack_panel_width(p->dt);
+  /* In a one-tap AVX2 kernel 8 chains do not reach the FMA throughput: a
+   * 4 x 2 tile took 1.37 times as long per FMA as 5 x 2 (Zen 3, a 1024 ->
+   * 512 1x1 convolution on 14x14 flattened), so fewer than 10 count 5
+   * cycles there. With 3x3 taps unrolled, 4 x 2 stays: on 7x7 its 4 + 3
+   * pixel tiles ran 4% faster than 5 + 2 (ResNet-50's layer4 3x3). The
+   * AVX-512 candidates (21 or more) keep the plain latency. */
+  double floor = regs == 16 && one_tap ? 5.0 : 4.0;
   double best = 1e300;
   for (int c = 0; c < ncand; ++c) {
     int mr = cand[c][0], nv = cand[c][1];
@@ -1916,7 +1924,7 @@ static void plan_channels(const hc_lower_ctx* lc, const conv_plan* p, const int6
         for (int pp = 0; pp < 2; ++pp) {
           int64_t cnt = (pr ? 1 : nrg - 1) * (pc ? 1 : ncg - 1) * (pp ? 1 : npan - 1);
           int rr = pr ? ltr : tr, cc = pc ? ltw : tw, vv = pp ? lnv : nv;
-          if (cnt > 0) cost += (double)cnt * step_cycles(rr * cc * vv, rr * cc + vv);
+          if (cnt > 0) cost += (double)cnt * step_cycles(rr * cc * vv, rr * cc + vv, floor);
         }
     /* With the taps unrolled, LLVM loads the next terms' weight vectors
      * early: on AVX-512 a full tile of more than 25 live registers
@@ -2997,6 +3005,33 @@ static hx_status_t emit_fast_phase(hc_lower_ctx* lc, hc_node* n, const conv_plan
 }
 
 
+/* The channels kernel sees a 2-D one-tap convolution with unit strides and
+ * no padding as the 1-D one it is: output pixel i reads input pixel i of
+ * the same flat plane. Its pixel tiles then run along the flat plane
+ * instead of stopping at each row's end: a 7x7 plane is 9 tiles of 5 and
+ * one of 4 instead of 7 rows of 5 + 2, whose 2-pixel tiles are load- and
+ * latency-bound (AVX2: ResNet-50's layer4 1x1 convolutions 13-16% faster).
+ * Only the kernel's geometry changes: which kernel runs was decided on the
+ * 2-D plan, the weights' panels and the epilogue's flat output index do not
+ * depend on it. */
+static conv_plan conv_channels_plan(const hc_lower_ctx* lc, const conv_plan* p, int kind) {
+  conv_plan q = *p;
+  if (kind != CF_CHANNELS || p->transpose || p->nd != 2 || p->ktot != 1) return q;
+  /* AVX-512's 14-pixel tiles take whole rows of 7x7 and 14x14 planes. */
+  if (hc_ukr_registers(lc) == 32) return q;
+  /* A projection (input over 4 times the output) keeps its rows: at two
+   * threads plan_channels splits them first (see rows_outer). */
+  if (p->C > 4 * p->M) return q;
+  for (int i = 0; i < p->nd; ++i)
+    if (p->s[i] != 1 || p->pb[i] != 0 || p->pe[i] != 0) return q;
+  q.nd = 1;
+  q.in[0] = p->in_plane;
+  q.out[0] = p->out_plane;
+  q.k[0] = q.s[0] = q.d[0] = 1;
+  q.pb[0] = q.pe[0] = 0;
+  return q;
+}
+
 static hx_status_t lower_conv_fast(hc_lower_ctx* lc, hc_node* n, const conv_plan* p, int kind) {
   if (kind == CF_WINOGRAD) {
     hc_wino_shape ws;
@@ -3009,6 +3044,8 @@ static hx_status_t lower_conv_fast(hc_lower_ctx* lc, hc_node* n, const conv_plan
     conv_gemm_desc(n, p, &d);
     return hc_gemm_emit(lc, n, &d);
   }
+  conv_plan pc = conv_channels_plan(lc, p, kind);
+  p = &pc;
   flat_plan f;
   HX_RETURN_IF_ERROR(flat_build(n, p, true, &f));
   hx_status_t st = HX_OK;
@@ -3209,6 +3246,9 @@ static uint64_t conv_workspace_common(const hc_node* n, bool transpose) {
     conv_gemm_desc(n, &p, &d);
     bytes = hc_gemm_workspace(&d);
   } else if (kind != CF_NONE) {
+    /* The same for a one-tap convolution flattened by conv_channels_plan:
+     * it has no padded copy, and the weight panels do not depend on the
+     * plane's shape. */
     cf_layout l;
     cf_workspace_layout(n, &p, &f, kind, &l);
     bytes = l.total;
