@@ -523,6 +523,14 @@ def main():
               pads=[1, 2, 2, 1], ceil_mode=1, negative=True)
     pool_case(root, "maxpool_sep_1d", "MaxPool", (1, 2, 37), [5], strides=[2], pads=[2, 1], negative=True)
     pool_case(root, "maxpool_sep_3d", "MaxPool", (1, 2, 5, 7, 9), [2, 3, 3], strides=[1, 2, 2], pads=[1, 1, 0, 0, 1, 2])
+    # ... whose float32 output columns go in vectors of 8 for strides up to 4 (a shuffle per tap), the
+    # rest one by one: 19 columns = 2 vectors + 3; 18 = 2 + 2 with dilation; stride 5 stays scalar
+    pool_case(root, "maxpool_sep_vec_s2", "MaxPool", (1, 3, 40, 37), [3, 3], strides=[2, 2], pads=[1, 1, 1, 1],
+              negative=True)
+    pool_case(root, "maxpool_sep_vec_s4_dil", "MaxPool", (1, 2, 9, 75), [2, 3], strides=[1, 4], dil=[1, 2],
+              pads=[0, 1, 1, 0])
+    pool_case(root, "maxpool_sep_vec_s1", "MaxPool", (1, 2, 6, 29), [2, 3], strides=[1, 1], pads=[0, 1, 0, 1])
+    pool_case(root, "maxpool_sep_s5", "MaxPool", (1, 2, 6, 83), [2, 5], strides=[2, 5])
 
     # AveragePool
     pool_case(root, "avgpool_dilations", "AveragePool", (1, 2, 10, 11), [3, 2], strides=[2, 1], dil=[2, 3],
