@@ -2949,9 +2949,11 @@ static int64_t convt_phase_base(const conv_plan* p, const flat_plan* f, int phi)
   return off;
 }
 
-/* The fast kernel of output phase phi. */
+/* The fast kernel of output phase phi. `img` is the plan whose copy of x
+ * (its images, when it repacks) the kernel reads: f itself, or the 2-D plan
+ * of a convolution the channels kernel computes flattened (flatten_one_tap). */
 static hx_status_t emit_fast_phase(hc_lower_ctx* lc, hc_node* n, const conv_plan* p, int kind, const flat_plan* f,
-                                   const cf_layout* l, bool packed, int phi, unsigned vl) {
+                                   const flat_plan* img, const cf_layout* l, bool packed, int phi, unsigned vl) {
   cf_emit e = {.n = n, .p = p, .f = f, .P = &f->phases[phi], .vl = vl};
   hc_kb kb;
   char suffix[32];
@@ -2970,8 +2972,8 @@ static hx_status_t emit_fast_phase(hc_lower_ctx* lc, hc_node* n, const conv_plan
     e.scales = hc_ukr_scales_at(&kb, &p->wscales, hc_kb_ptr(&kb, n->inputs[1]));
   e.Y = hc_kb_ptr(&kb, n->outputs[0]);
   /* float16 x is always repacked (flat_build): the images are float32. */
-  e.src = f->repack ? hc_kb_workspace(&kb) : e.X;
-  e.chan = f->repack ? f->nimg * f->PV : p->in_plane;
+  e.src = img->repack ? hc_kb_workspace(&kb) : e.X;
+  e.chan = img->repack ? img->nimg * img->PV : p->in_plane;
   e.direct = !conv_strided_phases(p);
   for (int i = 1; i < p->nd; ++i) e.direct = e.direct && f->V[i] == p->out[i];
   if (p->transpose) {
@@ -2996,7 +2998,7 @@ static hx_status_t emit_fast_phase(hc_lower_ctx* lc, hc_node* n, const conv_plan
     double points = (double)p->N * (double)p->M * (double)hc_shape_numel(p->nd, P->T);
     double flops = 2.0 * points * (double)p->Cg * (double)P->nterms + points * hc_epilogue_flops_per_element(n);
     double share = (double)hc_shape_numel(p->nd, P->T) / (double)p->out_plane;
-    double bytes = (double)(f->repack && kind != CF_DEPTHWISE ? (double)(p->N * p->C * f->nimg * f->PV) * 4.0
+    double bytes = (double)(img->repack && kind != CF_DEPTHWISE ? (double)(p->N * p->C * img->nimg * img->PV) * 4.0
                                                                : (double)hc_value_nbytes(n->inputs[0])) +
                    (double)hc_value_nbytes(n->inputs[1]) + points * 4.0 + hc_epilogue_bytes(n) * share;
     hc_kb_end(&kb, flops, bytes);
@@ -3005,31 +3007,36 @@ static hx_status_t emit_fast_phase(hc_lower_ctx* lc, hc_node* n, const conv_plan
 }
 
 
-/* The channels kernel sees a 2-D one-tap convolution with unit strides and
- * no padding as the 1-D one it is: output pixel i reads input pixel i of
- * the same flat plane. Its pixel tiles then run along the flat plane
- * instead of stopping at each row's end: a 7x7 plane is 9 tiles of 5 and
- * one of 4 instead of 7 rows of 5 + 2, whose 2-pixel tiles are load- and
- * latency-bound (AVX2: ResNet-50's layer4 1x1 convolutions 13-16% faster).
- * Only the kernel's geometry changes: which kernel runs was decided on the
- * 2-D plan, the weights' panels and the epilogue's flat output index do not
- * depend on it. */
-static conv_plan conv_channels_plan(const hc_lower_ctx* lc, const conv_plan* p, int kind) {
-  conv_plan q = *p;
-  if (kind != CF_CHANNELS || p->transpose || p->nd != 2 || p->ktot != 1) return q;
-  /* AVX-512's 14-pixel tiles take whole rows of 7x7 and 14x14 planes. */
-  if (hc_ukr_registers(lc) == 32) return q;
-  /* A projection (input over 4 times the output) keeps its rows: at two
-   * threads plan_channels splits them first (see rows_outer). */
-  if (p->C > 4 * p->M) return q;
+/* The channels kernel sees a 2-D one-tap convolution without padding as the
+ * 1-D one it is: output pixel i reads pixel i of one flat plane, x's own
+ * with unit strides, else the image of the strided pixels that the 2-D
+ * plan's repack copies (its one residue, output-sized). Its pixel tiles then
+ * run along the flat plane instead of stopping at each row's end: a 7x7
+ * plane is 9 tiles of 5 and one of 4 instead of 7 rows of 5 + 2, whose
+ * 2-pixel tiles are load- and latency-bound (AVX2: ResNet-50's layer4 1x1
+ * convolutions 13-16% faster). Only the kernel's geometry changes: which
+ * kernel runs was decided on the 2-D plan, and the repack, the workspace,
+ * the weights' panels and the epilogue's flat output index do not depend
+ * on it. False (q untouched) where the 2-D plan stays: AVX-512, whose
+ * 14-pixel tiles take whole rows of 7x7 and 14x14 planes; a projection
+ * (input over 4 times the output), whose rows plan_channels splits first at
+ * two threads (rows_outer). */
+static bool flatten_one_tap(const hc_lower_ctx* lc, const conv_plan* p, const flat_plan* f, int kind, conv_plan* q) {
+  if (kind != CF_CHANNELS || p->transpose || p->nd != 2 || p->ktot != 1) return false;
+  if (hc_ukr_registers(lc) == 32) return false;
+  if (p->C * p->in_plane > 4 * p->M * p->out_plane) return false;
   for (int i = 0; i < p->nd; ++i)
-    if (p->s[i] != 1 || p->pb[i] != 0 || p->pe[i] != 0) return q;
-  q.nd = 1;
-  q.in[0] = p->in_plane;
-  q.out[0] = p->out_plane;
-  q.k[0] = q.s[0] = q.d[0] = 1;
-  q.pb[0] = q.pe[0] = 0;
-  return q;
+    if (p->pb[i] != 0 || p->pe[i] != 0) return false;
+  /* The flat plane: x's (no copy), or the copy's one output-sized image. */
+  int64_t plane = f->repack ? f->PV : p->in_plane;
+  if (f->repack ? f->nimg != 1 || f->PV != p->out_plane : p->in_plane != p->out_plane) return false;
+  *q = *p;
+  q->nd = 1;
+  q->in[0] = q->out[0] = plane;
+  q->in_plane = q->out_plane = plane;
+  q->k[0] = q->s[0] = q->d[0] = 1;
+  q->pb[0] = q->pe[0] = 0;
+  return true;
 }
 
 static hx_status_t lower_conv_fast(hc_lower_ctx* lc, hc_node* n, const conv_plan* p, int kind) {
@@ -3044,8 +3051,6 @@ static hx_status_t lower_conv_fast(hc_lower_ctx* lc, hc_node* n, const conv_plan
     conv_gemm_desc(n, p, &d);
     return hc_gemm_emit(lc, n, &d);
   }
-  conv_plan pc = conv_channels_plan(lc, p, kind);
-  p = &pc;
   flat_plan f;
   HX_RETURN_IF_ERROR(flat_build(n, p, true, &f));
   hx_status_t st = HX_OK;
@@ -3054,17 +3059,25 @@ static hx_status_t lower_conv_fast(hc_lower_ctx* lc, hc_node* n, const conv_plan
   bool packed = hc_packed_is(n, 1, HC_PACK_PANELS);
   if (f.repack && kind != CF_DEPTHWISE) st = emit_repack(lc, n, p, &f);
   if (st == HX_OK && kind == CF_CHANNELS && !packed) st = emit_pack_weights(lc, n, p, &l);
-  if (st != HX_OK) {
-    flat_free(&f);
-    return st;
+  /* The kernel's own plan: p's, or the flattened one reading f's image. */
+  conv_plan pk;
+  flat_plan fk;
+  const flat_plan* kf = &f;
+  if (st == HX_OK && flatten_one_tap(lc, p, &f, kind, &pk)) {
+    st = flat_build(n, &pk, true, &fk);
+    if (st == HX_OK) {
+      p = &pk;
+      kf = &fk;
+    }
   }
   unsigned vl = hc_ukr_lanes(lc, HX_DTYPE_FLOAT32);
   /* One kernel per output phase (ConvTranspose with strides; a
    * convolution has one). */
-  for (int phi = 0; st == HX_OK && phi < f.nphase; ++phi) {
-    if (!f.phases[phi].F) continue;
-    st = emit_fast_phase(lc, n, p, kind, &f, &l, packed, phi, vl);
+  for (int phi = 0; st == HX_OK && phi < kf->nphase; ++phi) {
+    if (!kf->phases[phi].F) continue;
+    st = emit_fast_phase(lc, n, p, kind, kf, &f, &l, packed, phi, vl);
   }
+  if (kf != &f) flat_free(&fk);
   flat_free(&f);
   return st;
 }
@@ -3246,9 +3259,8 @@ static uint64_t conv_workspace_common(const hc_node* n, bool transpose) {
     conv_gemm_desc(n, &p, &d);
     bytes = hc_gemm_workspace(&d);
   } else if (kind != CF_NONE) {
-    /* The same for a one-tap convolution flattened by conv_channels_plan:
-     * it has no padded copy, and the weight panels do not depend on the
-     * plane's shape. */
+    /* Also for a one-tap convolution the channels kernel computes
+     * flattened (flatten_one_tap): it reads this plan's copy of x. */
     cf_layout l;
     cf_workspace_layout(n, &p, &f, kind, &l);
     bytes = l.total;
