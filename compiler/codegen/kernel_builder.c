@@ -1,6 +1,7 @@
 /* Kernel builder implementation: thin, typed wrappers over the LLVM C API. */
 #include "compiler/codegen/kernel_builder.h"
 
+#include "compiler/backend/target.h"
 #include "compiler/codegen/fast_math.h"
 
 #include <math.h>
@@ -714,6 +715,36 @@ void hc_kb_masked_store(hc_kb* kb, LLVMValueRef v, LLVMValueRef ptr, unsigned al
   LLVMValueRef decl = LLVMGetIntrinsicDeclaration(kb->lc->mod, id, tys, 2);
   LLVMValueRef args[4] = {v, ptr, LLVMConstInt(kb->t_i32, align, 0), mask};
   LLVMBuildCall2(kb->b, LLVMIntrinsicGetType(kb->lc->llctx, id, tys, 2), decl, args, 4, "");
+}
+
+void hc_kb_prefix_store(hc_kb* kb, LLVMValueRef v, LLVMValueRef ptr, unsigned align, unsigned valid) {
+  LLVMTypeRef vt = LLVMTypeOf(v);
+  unsigned lanes = LLVMGetVectorSize(vt);
+  if (valid >= lanes) {
+    LLVMSetAlignment(LLVMBuildStore(kb->b, v, ptr), align);
+    return;
+  }
+  if (kb->lc->target->vector_bits >= 512) {
+    hc_kb_masked_store(kb, v, ptr, align, hc_kb_prefix_mask(kb, lanes, valid));
+    return;
+  }
+  LLVMTypeRef et = LLVMGetElementType(vt);
+  unsigned at = 0;
+  for (unsigned piece = lanes / 2; piece >= 1 && at < valid; piece /= 2) {
+    if (valid - at < piece) continue;
+    LLVMValueRef idx = LLVMConstInt(kb->t_i64, at, 0);
+    LLVMValueRef dst = LLVMBuildGEP2(kb->b, et, ptr, &idx, 1, "");
+    LLVMValueRef part;
+    if (piece == 1) {
+      part = LLVMBuildExtractElement(kb->b, v, LLVMConstInt(kb->t_i32, at, 0), "");
+    } else {
+      LLVMValueRef sel[128];
+      for (unsigned i = 0; i < piece; ++i) sel[i] = LLVMConstInt(kb->t_i32, at + i, 0);
+      part = LLVMBuildShuffleVector(kb->b, v, LLVMGetUndef(vt), LLVMConstVector(sel, piece), "");
+    }
+    LLVMSetAlignment(LLVMBuildStore(kb->b, part, dst), align);
+    at += piece;
+  }
 }
 
 void hc_kb_memset(hc_kb* kb, LLVMValueRef dst, int byte, LLVMValueRef bytes) {

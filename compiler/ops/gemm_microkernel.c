@@ -39,12 +39,8 @@ void hc_ukr_store(hc_kb* kb, hx_dtype_t dt, LLVMValueRef ptr, LLVMValueRef idx, 
                   unsigned valid) {
   unsigned es = dt == HX_DTYPE_FLOAT64 ? 8 : 4;
   LLVMValueRef p = hc_kb_gep(kb, dt, ptr, idx);
-  if (valid >= lanes) {
-    LLVMValueRef st = LLVMBuildStore(kb->b, v, p);
-    LLVMSetAlignment(st, es);
-    return;
-  }
-  hc_kb_masked_store(kb, v, p, es, hc_kb_prefix_mask(kb, lanes, valid));
+  (void)lanes;
+  hc_kb_prefix_store(kb, v, p, es, valid);
 }
 
 /* The LLVM element type st is stored as in memory (bfloat16 as i16 bits). */
@@ -124,10 +120,7 @@ void hc_ukr_store_st(hc_kb* kb, hx_dtype_t st, LLVMValueRef ptr, LLVMValueRef id
   }
   LLVMValueRef h = LLVMBuildFPTrunc(kb->b, v, LLVMVectorType(kb->t_f16, lanes), "");
   LLVMValueRef p = hc_kb_gep(kb, HX_DTYPE_FLOAT16, ptr, idx);
-  if (valid >= lanes)
-    LLVMSetAlignment(LLVMBuildStore(kb->b, h, p), 2);
-  else
-    hc_kb_masked_store(kb, h, p, 2, hc_kb_prefix_mask(kb, lanes, valid));
+  hc_kb_prefix_store(kb, h, p, 2, valid);
 }
 
 LLVMValueRef hc_ukr_broadcast_st(hc_kb* kb, hx_dtype_t st, LLVMValueRef ptr, LLVMValueRef idx, unsigned lanes) {
