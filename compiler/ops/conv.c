@@ -698,7 +698,6 @@ static void repack_rows(hc_kb* kb, const conv_plan* p, const flat_plan* f, LLVMV
                         int64_t rstride, int64_t lo, int64_t hi, int64_t c, LLVMValueRef WS, LLVMValueRef dbase,
                         unsigned vl) {
   if (hi <= lo) return;
-  LLVMBuilderRef b = kb->b;
   const int L = p->nd - 1;
   int64_t VL = f->V[L], W = p->in[L], step = f->step[L];
   LLVMTypeRef vt = hc_ukr_vtype(kb, HX_DTYPE_FLOAT32, vl);
@@ -711,14 +710,7 @@ static void repack_rows(hc_kb* kb, const conv_plan* p, const flat_plan* f, LLVMV
     LLVMValueRef val = xrow ? (step == 1 ? dw_load(kb, X, xrow, j0 + c, W, vl) : dw_cols(kb, X, xrow, j0, c, 2, W, vl))
                             : LLVMConstNull(vt);
     LLVMValueRef at = hc_kb_iadd(kb, dst, hc_kb_i64(kb, j0));
-    if (lanes == (int64_t)vl) {
-      LLVMValueRef st = LLVMBuildStore(b, val, hc_kb_gep(kb, HX_DTYPE_FLOAT32, WS, at));
-      LLVMSetAlignment(st, 4);
-    } else {
-      LLVMValueRef bits[64];
-      for (unsigned l = 0; l < vl; ++l) bits[l] = LLVMConstInt(kb->t_i1, (int64_t)l < lanes, 0);
-      cf_masked_store(kb, WS, at, val, LLVMConstVector(bits, vl), vl);
-    }
+    hc_kb_prefix_store(kb, val, hc_kb_gep(kb, HX_DTYPE_FLOAT32, WS, at), 4, (unsigned)lanes);
   }
   hc_loop_end(kb, &rl);
 }
