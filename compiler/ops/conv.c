@@ -1747,7 +1747,7 @@ static void pix_tile(cf_emit* e, const cf_pix_plan* q, int rows, int nv, unsigne
        * (vmaskmovps): a vector whose valid lanes lie in one output row, as
        * most do in rows of 16 and more, gets plain stores instead
        * (hc_kb_prefix_store). ResNet-50's 7x7 stem stored 12 vectors twice
-       * per 6 x 2 tile, 40% of its compute time. */
+       * per 6 x 2 tile: about 380 cycles against 880 of FMAs. */
       bool plain = hc_ukr_registers(kb->lc) == 16;
       hc_if in_row, across;
       LLVMValueRef one_row = plain ? LLVMBuildICmp(b, LLVMIntULE, hc_kb_iadd(kb, c0, hc_kb_i64(kb, valid)), hc_kb_i64(kb, OW), "")
@@ -1963,8 +1963,8 @@ static void plan_channels(const hc_lower_ctx* lc, const conv_plan* p, const int6
    * layer4 1x1 convolutions ran at 53% of the peak. Its slice keeps a
    * quarter of L1 of weights (128 input channels of a 1x1 on AVX2), which
    * leaves L1 room for the input rows the tiles share (docs/performance.md,
-   * "Slices in L1 for AVX2 tiles"). Slices of a plane of one tile would
-   * only add partial-sum traffic. */
+   * "On the Zen 3 guest"). Slices of a plane of one tile would only add
+   * partial-sum traffic. */
   int tile_fmas = q->tr * q->tw * q->nv;
   bool one_tile = q->nrg * q->ncg == 1; /* no tile shares the panel */
   int64_t panel_bytes = tile_fmas >= 12 || one_tile ? 131072 : hc_ukr_l1d_bytes(lc) / 4;
