@@ -77,6 +77,11 @@ int ts_run(const char* cmd, char* out, size_t cap) {
   if (!p) return -1;
   size_t n = fread(out, 1, cap - 1, p);
   out[n] = '\0';
+  /* Drain what did not fit: a command whose reader left would die of
+   * SIGPIPE and report that instead of its own exit status. */
+  char rest[4096];
+  while (fread(rest, 1, sizeof rest, p) > 0) {
+  }
   int status = pclose(p);
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }

@@ -30,8 +30,8 @@ hx_status_t ts_compile_with(hc_compile_options* o, char* out_path);
 void ts_assert_ok_impl(hx_status_t st, const char* file, int line);
 /* Asserts st failed with `code` and its message contains `needle`; frees it. */
 void ts_assert_error(hx_status_t st, hx_status_code_t code, const char* needle);
-/* Runs a command line, captures stdout+stderr into out (cap bytes), returns
- * the exit status (or -1). */
+/* Runs a command line, captures stdout+stderr into out (its first cap - 1
+ * bytes; the rest is read and dropped), returns the exit status (or -1). */
 int ts_run(const char* cmd, char* out, size_t cap);
 /* This process's resident set in bytes (/proc/self/statm). */
 size_t ts_resident_bytes(void);

@@ -137,7 +137,12 @@ static int count_in_output(const char* needle) {
  * and the others are inlined into their kernels; the result is still exact. */
 static void harnessc_shares_kernel_bodies(void** state) {
   const char* m = ts_model("repeated_blocks.onnx");
-  assert_int_equal(run("harnessc", "%s -o - --emit llvm-ir -O3", m), 0);
+  /* The IR outgrows g_out on some targets (147 KB for AVX2, which ended
+   * the read early and killed harnessc with SIGPIPE): keep its definitions
+   * and calls only, as harnessc_shares_phase_bodies does. */
+  assert_int_equal(run("harnessc", "%s -o /tmp/harness-blocks.ll --emit llvm-ir -O3", m), 0);
+  assert_int_equal(ts_run("grep -E '^define|call .*@' /tmp/harness-blocks.ll", g_out, sizeof g_out), 0);
+  unlink("/tmp/harness-blocks.ll");
   assert_int_equal(count_in_output("define internal "), 5); /* 4 kernels + 1 body */
   assert_int_equal(count_in_output(".body("), 3);           /* its definition and 2 calls */
   assert_int_equal(run("harness-test", "-O 3 %s/shared_bodies", getenv("HARNESS_TEST_MODELS")), 0);
