@@ -10,7 +10,8 @@ constants. With --check, also writes OUTDIR/<name>/input_*.npy and the numpy
 reference OUTDIR/<name>/expected.npy, so a run can be compared (see
 bench/kernels/README.md). Shapes: SGEMM 256..1024 square (B as input and as
 a constant), BERT-like encoder products, and the convolutions of ResNet-50,
-MobileNetV2 and PP-OCRv4 det (1x1, 3x3, strided, depthwise, first layers).
+MobileNetV2 and PP-OCRv4 det (1x1, 3x3, strided, depthwise, first layers),
+and ResNet-50's MaxPool.
 """
 import argparse
 import os
@@ -46,6 +47,20 @@ def matmul_case(outdir, name, M, K, N, const_b, check):
         if not const_b:
             np.save(os.path.join(d, "input_1.npy"), b)
         np.save(os.path.join(d, "expected.npy"), x.astype(np.float64) @ b.astype(np.float64))
+
+
+def maxpool_case(outdir, name, C, H, W, k, stride, pad, check):
+    oh, ow = (H + 2 * pad - k) // stride + 1, (W + 2 * pad - k) // stride + 1
+    node = helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[k, k], strides=[stride, stride], pads=[pad] * 4)
+    save(outdir, name, [node], [vi("x", (1, C, H, W))], [vi("y", (1, C, oh, ow))], [])
+    if check:
+        import torch  # reference only
+        d = os.path.join(outdir, name)
+        os.makedirs(d, exist_ok=True)
+        x = RNG.standard_normal((1, C, H, W)).astype(np.float32)
+        np.save(os.path.join(d, "input_0.npy"), x)
+        y = torch.nn.functional.max_pool2d(torch.from_numpy(x).double(), k, stride, pad)
+        np.save(os.path.join(d, "expected.npy"), y.numpy())
 
 
 def conv_ref(x, w, b, stride, pad, group, dil=1):
@@ -110,6 +125,16 @@ CONVS = [
     ("few_out3_s2", 32, 224, 224, 3, 3, 2, 1, 1),
     ("few_out3_k5", 32, 112, 112, 3, 5, 1, 2, 1),
     ("mv2_dw56", 144, 56, 56, 144, 3, 1, 1, 144),
+    # The other 1x1 shapes of ResNet-50's layer3/layer4 (docs/performance.md,
+    # "On the Zen 3 guest": reduction slices, flat planes).
+    ("r50_l4_1x1_in2048", 2048, 7, 7, 512, 1, 1, 0, 1),
+    ("r50_l4_1x1_in1024", 1024, 14, 14, 512, 1, 1, 0, 1),
+    ("r50_l3_1x1_256", 256, 14, 14, 1024, 1, 1, 0, 1),
+]
+
+POOLS = [
+    # name, C, H, W, k, stride, pad: MaxPool
+    ("r50_maxpool", 64, 112, 112, 3, 2, 1),
 ]
 
 MATMULS = [
@@ -148,6 +173,10 @@ def main():
         if a.only and name not in a.only:
             continue
         conv_case(a.outdir, name, C, H, W, M, k, s, p, g, False, a.check)
+    for name, C, H, W, k, s, p in POOLS:
+        if a.only and name not in a.only:
+            continue
+        maxpool_case(a.outdir, name, C, H, W, k, s, p, a.check)
 
 
 if __name__ == "__main__":

@@ -249,8 +249,8 @@ LLVMValueRef hc_kb_masked_load_or(hc_kb* kb, LLVMTypeRef vt, LLVMValueRef ptr, u
 void hc_kb_masked_store(hc_kb* kb, LLVMValueRef v, LLVMValueRef ptr, unsigned align, LLVMValueRef mask);
 /* Stores the first `valid` lanes of vector v at ptr (elements of `align`
  * bytes). Without AVX-512 as plain stores of power-of-two pieces (5 lanes:
- * 4 + 1): AVX2's masked store (vmaskmovps) takes about 16 cycles on AMD Zen
- * 3 against one for a plain store. With AVX-512, one masked store. */
+ * 4 + 1): AVX2's masked store (vmaskmovps) takes 16-22 cycles on AMD Zen 3
+ * (bench/kernels/maskstore_cost.c). With AVX-512, one masked store. */
 void hc_kb_prefix_store(hc_kb* kb, LLVMValueRef v, LLVMValueRef ptr, unsigned align, unsigned valid);
 
 /* Row-major strides (in elements) of a shape. */

@@ -1743,7 +1743,7 @@ static void pix_tile(cf_emit* e, const cf_pix_plan* q, int rows, int nv, unsigne
       (void)it;
       LLVMValueRef o1 = hc_kb_iadd(kb, hc_kb_imul(kb, r0, hc_kb_i64(kb, OW)), c0);
       LLVMValueRef o2 = hc_kb_iadd(kb, o1, hc_kb_i64(kb, OW - V));
-      /* Without AVX-512 a masked store takes about 16 cycles on AMD Zen 3
+      /* Without AVX-512 a masked store takes 16-22 cycles on AMD Zen 3
        * (vmaskmovps): a vector whose valid lanes lie in one output row, as
        * most do in rows of 16 and more, gets plain stores instead
        * (hc_kb_prefix_store). ResNet-50's 7x7 stem stored 12 vectors twice
