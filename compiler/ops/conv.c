@@ -1749,11 +1749,14 @@ static void pix_tile(cf_emit* e, const cf_pix_plan* q, int rows, int nv, unsigne
        * (hc_kb_prefix_store). ResNet-50's 7x7 stem stored 12 vectors twice
        * per 6 x 2 tile: about 380 cycles against 880 of FMAs. */
       bool plain = hc_ukr_registers(kb->lc) == 16;
-      hc_if in_row, across;
-      LLVMValueRef one_row = plain ? LLVMBuildICmp(b, LLVMIntULE, hc_kb_iadd(kb, c0, hc_kb_i64(kb, valid)), hc_kb_i64(kb, OW), "")
-                                   : NULL;
+      LLVMValueRef in_row[2] = {NULL, NULL}; /* pass 0: plain stores; pass 1: two masked ones */
+      if (plain) {
+        in_row[0] = LLVMBuildICmp(b, LLVMIntULE, hc_kb_iadd(kb, c0, hc_kb_i64(kb, valid)), hc_kb_i64(kb, OW), "");
+        in_row[1] = LLVMBuildNot(b, in_row[0], "");
+      }
       for (int pass = plain ? 0 : 1; pass < 2; ++pass) {
-        if (plain) hc_if_begin(kb, pass == 0 ? &in_row : &across, pass == 0 ? one_row : LLVMBuildNot(b, one_row, ""));
+        hc_if branch;
+        if (plain) hc_if_begin(kb, &branch, in_row[pass]);
         for (int i = 0; i < rows; ++i) {
           LLVMValueRef mi = hc_kb_iadd(kb, m, hc_kb_i64(kb, i));
           LLVMValueRef yb =
@@ -1767,7 +1770,7 @@ static void pix_tile(cf_emit* e, const cf_pix_plan* q, int rows, int nv, unsigne
             cf_masked_store(kb, e->Y, hc_kb_iadd(kb, yb, o2), y, m2, vl);
           }
         }
-        if (plain) hc_if_end(kb, pass == 0 ? &in_row : &across);
+        if (plain) hc_if_end(kb, &branch);
       }
     }
     return;
@@ -3062,8 +3065,11 @@ static hx_status_t lower_conv_fast(hc_lower_ctx* lc, hc_node* n, const conv_plan
     return hc_gemm_emit(lc, n, &d);
   }
   flat_plan f;
-  HX_RETURN_IF_ERROR(flat_build(n, p, true, &f));
-  hx_status_t st = HX_OK;
+  hx_status_t st = flat_build(n, p, true, &f);
+  if (st != HX_OK) {
+    flat_free(&f); /* what it allocated before failing */
+    return st;
+  }
   cf_layout l;
   cf_workspace_layout(n, p, &f, kind, &l);
   bool packed = hc_packed_is(n, 1, HC_PACK_PANELS);
@@ -3074,11 +3080,9 @@ static hx_status_t lower_conv_fast(hc_lower_ctx* lc, hc_node* n, const conv_plan
   flat_plan fk;
   const flat_plan* kf = &f;
   if (st == HX_OK && flatten_one_tap(lc, p, &f, kind, &pk)) {
-    st = flat_build(n, &pk, true, &fk);
-    if (st == HX_OK) {
-      p = &pk;
-      kf = &fk;
-    }
+    st = flat_build(n, &pk, true, &fk); /* freed below even when it fails */
+    p = &pk;
+    kf = &fk;
   }
   unsigned vl = hc_ukr_lanes(lc, HX_DTYPE_FLOAT32);
   /* One kernel per output phase (ConvTranspose with strides; a

@@ -325,9 +325,8 @@ static hx_status_t lower_max_pool_separable(hc_lower_ctx* lc, hc_node* n, const 
    * last vector's load runs up to s - 1 elements past the taps it uses:
    * vbuf gets that slack (lanes never kept). */
   int64_t vcols = p.dt == HX_DTYPE_FLOAT32 && p.s[L] <= SEP_MAX_VSTRIDE ? OL / SEP_VL * SEP_VL : 0;
-  int64_t WB = WP;
-  if (vcols && (vcols - SEP_VL) * p.s[L] + (p.k[L] - 1) * p.d[L] + SEP_VL * p.s[L] > WB)
-    WB = (vcols - SEP_VL) * p.s[L] + (p.k[L] - 1) * p.d[L] + SEP_VL * p.s[L];
+  int64_t vneed = vcols ? (vcols - SEP_VL) * p.s[L] + (p.k[L] - 1) * p.d[L] + SEP_VL * p.s[L] : 0;
+  int64_t WB = vneed > WP ? vneed : WP;
   int64_t rows = 1;
   for (int i = 0; i < L; ++i) rows *= p.out[i];
   int64_t outer_taps = 1;
