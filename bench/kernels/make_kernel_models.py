@@ -70,16 +70,23 @@ def conv_ref(x, w, b, stride, pad, group, dil=1):
     return y.numpy()
 
 
-def conv_case(outdir, name, C, H, W, M, k, stride, pad, group, relu, check, dil=1):
+def conv_case(outdir, name, C, H, W, M, k, stride, pad, group, relu, check, dil=1, residual=False):
+    """residual: y = Relu(Conv(x) + r), r a second input shaped like the
+    output (ResNet's bottleneck ends, whose Add and Relu fuse into the
+    convolution's epilogue)."""
     w = (RNG.standard_normal((M, C // group, k, k)) / np.sqrt(C // group * k * k)).astype(np.float32)
     b = (RNG.standard_normal(M) * 0.1).astype(np.float32)
     oh = (H + 2 * pad - dil * (k - 1) - 1) // stride + 1
     ow = (W + 2 * pad - dil * (k - 1) - 1) // stride + 1
-    nodes = [helper.make_node("Conv", ["x", "W", "Bias"], ["c" if relu else "y"], kernel_shape=[k, k],
+    nodes = [helper.make_node("Conv", ["x", "W", "Bias"], ["c" if relu or residual else "y"], kernel_shape=[k, k],
                               strides=[stride, stride], pads=[pad] * 4, group=group, dilations=[dil, dil])]
-    if relu:
+    inputs = [vi("x", (1, C, H, W))]
+    if residual:
+        nodes += [helper.make_node("Add", ["c", "r"], ["s"]), helper.make_node("Relu", ["s"], ["y"])]
+        inputs.append(vi("r", (1, M, oh, ow)))
+    elif relu:
         nodes.append(helper.make_node("Relu", ["c"], ["y"]))
-    save(outdir, name, nodes, [vi("x", (1, C, H, W))], [vi("y", (1, M, oh, ow))],
+    save(outdir, name, nodes, inputs, [vi("y", (1, M, oh, ow))],
          [numpy_helper.from_array(w, "W"), numpy_helper.from_array(b, "Bias")])
     if check:
         d = os.path.join(outdir, name)
@@ -87,7 +94,11 @@ def conv_case(outdir, name, C, H, W, M, k, stride, pad, group, relu, check, dil=
         x = RNG.standard_normal((1, C, H, W)).astype(np.float32)
         np.save(os.path.join(d, "input_0.npy"), x)
         y = conv_ref(x, w, b, stride, pad, group, dil)
-        if relu:
+        if residual:
+            r = RNG.standard_normal(y.shape).astype(np.float32)
+            np.save(os.path.join(d, "input_1.npy"), r)
+            y = np.maximum(y + r, 0)
+        elif relu:
             y = np.maximum(y, 0)
         np.save(os.path.join(d, "expected.npy"), y)
 
@@ -132,6 +143,14 @@ CONVS = [
     ("r50_l3_1x1_256", 256, 14, 14, 1024, 1, 1, 0, 1),
 ]
 
+RESIDUAL_CONVS = [
+    # ResNet-50's bottleneck ends, conv3 + Add + Relu (name, C, H, W, M)
+    ("r50_l1_res", 64, 56, 56, 256),
+    ("r50_l2_res", 128, 28, 28, 512),
+    ("r50_l3_res", 256, 14, 14, 1024),
+    ("r50_l4_res", 512, 7, 7, 2048),
+]
+
 POOLS = [
     # name, C, H, W, k, stride, pad: MaxPool
     ("r50_maxpool", 64, 112, 112, 3, 2, 1),
@@ -173,6 +192,10 @@ def main():
         if a.only and name not in a.only:
             continue
         conv_case(a.outdir, name, C, H, W, M, k, s, p, g, False, a.check)
+    for name, C, H, W, M in RESIDUAL_CONVS:
+        if a.only and name not in a.only:
+            continue
+        conv_case(a.outdir, name, C, H, W, M, 1, 1, 0, 1, False, a.check, residual=True)
     for name, C, H, W, k, s, p in POOLS:
         if a.only and name not in a.only:
             continue

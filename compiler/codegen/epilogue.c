@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "compiler/ops/op.h"
+#include "harness/artifact_abi.h"
 
 bool hc_epilogue_coefs(const hc_value* out, const hc_value* v, const int split[2], int64_t coef[3]) {
   int R = out->rank;
@@ -75,6 +76,26 @@ static LLVMValueRef operand_index(hc_kb* kb, const hc_epilogue* e, int k, LLVMVa
     if (e->coef[k][d])
       idx = hc_kb_iadd(kb, idx, e->coef[k][d] == 1 ? coord[d] : hc_kb_imul(kb, coord[d], hc_kb_i64(kb, e->coef[k][d])));
   return idx;
+}
+
+bool hc_epilogue_output_over_operand(const hc_node* n, int k) {
+  if (k >= 32 || !(n->inplace_inputs & (1u << k)) || !n->inputs[k]) return false;
+  uint64_t ro, yo;
+  const hc_value* r = hc_value_storage_root(n->inputs[k], &ro);
+  const hc_value* y = hc_value_storage_root(n->outputs[0], &yo);
+  return r->storage.base == HX_BASE_ARENA && y->storage.base == HX_BASE_ARENA &&
+         r->storage.offset + ro == y->storage.offset + yo;
+}
+
+void hc_epilogue_prefetch(hc_kb* kb, const hc_epilogue* e, LLVMValueRef* coord, int g, int locality) {
+  if (!e->count) return;
+  const hc_node* n = e->node;
+  for (int i = n->fused_input_base; i < n->num_inputs; ++i) {
+    int k = i - n->fused_input_base;
+    const hc_value* v = n->inputs[i];
+    if (!v || !e->coef[k][g]) continue;
+    hc_kb_prefetch(kb, hc_kb_gep(kb, v->dtype, e->ptr[k], operand_index(kb, e, k, coord)), locality);
+  }
 }
 
 LLVMValueRef hc_epilogue_apply(hc_kb* kb, const hc_epilogue* e, LLVMValueRef value, LLVMValueRef* coord) {

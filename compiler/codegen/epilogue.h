@@ -47,6 +47,18 @@ LLVMValueRef hc_epilogue_apply(hc_kb* kb, const hc_epilogue* e, LLVMValueRef val
 LLVMValueRef hc_epilogue_apply_vec(hc_kb* kb, const hc_epilogue* e, LLVMValueRef value, LLVMValueRef* coord, int g,
                                    unsigned lanes);
 
+/* Output 0 of n shares its bytes with input k, an epilogue operand
+ * (memory planning wrote it in place there). */
+bool hc_epilogue_output_over_operand(const hc_node* n, int k);
+
+/* Prefetches, with llvm.prefetch locality `locality`, the cache line of
+ * every extra operand that varies along dimension group g (a tensor shaped
+ * like the output, such as a residual; not a per-channel vector, which
+ * stays in cache) at output coordinates coord[0..2]. For kernels that
+ * visit output lines far apart, which the hardware prefetchers do not
+ * follow. */
+void hc_epilogue_prefetch(hc_kb* kb, const hc_epilogue* e, LLVMValueRef* coord, int g, int locality);
+
 /* True when every fused op of n is cheap and branch-free (Relu, Clip, Add,
  * Mul, HardSwish...), so that hc_epilogue_apply_vec's lane-by-lane code
  * vectorises well. Heavier ops (Erf, Tanh, Sigmoid...) are better applied in

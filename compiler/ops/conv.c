@@ -1418,6 +1418,9 @@ typedef struct cf_emit {
   hc_ukr_scales scales;         /* int8 weights: scale per output channel (.ptr NULL otherwise) */
   bool tile_epilogue;           /* channels kernel: heavy fused ops whose operands are uniform over the
                                    image, applied to the stack tile in a vector loop before the stores */
+  bool prefetch_ahead;          /* channels kernel: ch_store_transposed prefetches the next line of each
+                                   channel's output (prefetch_y) and epilogue operands */
+  bool prefetch_y;
   /* ConvTranspose phases: the phase's residues and its terms' tap and
    * source offsets read from the kernel's table (hc_kb_param), so that
    * phases of one shape share one body; NULL for a convolution. */
@@ -2059,6 +2062,18 @@ static LLVMValueRef ch_shuffle(hc_kb* kb, LLVMValueRef a, LLVMValueRef b, const 
  * channel, which gets the (light) fused ops and one masked store. Stored
  * element by element through a stack tile instead, the stores took a
  * quarter of an expand convolution's time (reduction of 64-96 channels). */
+/* Output pixels ahead of a tile at which ch_store_transposed prefetches
+ * each channel's next line: a task sweeps the pixels of its channel panel
+ * (16 channels on AVX2) tile by tile, so every channel of the panel, and of
+ * a residual read in the epilogue, is a stream of its own. With the input's
+ * channel planes, far more streams than the hardware prefetchers follow:
+ * the stores and the residual's loads of ResNet-50's 1.6 MB layer2 ends
+ * came from L3 or memory, a wait at every new line. 16 floats is the next
+ * line, three 5-pixel tiles ahead. */
+#define CH_PREFETCH_AHEAD 16
+/* Outputs from this size up prefetch (smaller ones stay in L2). */
+#define CH_PREFETCH_Y_BYTES (512 << 10)
+
 static void ch_store_transposed(cf_emit* e, LLVMValueRef* acc, int tr, int tw, int nv, unsigned lanes, LLVMValueRef nn,
                                 LLVMValueRef mch, LLVMValueRef oh, LLVMValueRef ow) {
   hc_kb* kb = e->kb;
@@ -2112,6 +2127,12 @@ static void ch_store_transposed(cf_emit* e, LLVMValueRef* acc, int tr, int tw, i
           LLVMValueRef ybase =
               hc_kb_imul(kb, hc_kb_iadd(kb, hc_kb_imul(kb, nn, hc_kb_i64(kb, p->M)), m), hc_kb_i64(kb, p->out_plane));
           hc_ukr_store_st(kb, p->dt, e->Y, hc_kb_iadd(kb, ybase, sp), y, 8, (unsigned)cnt);
+          if (e->prefetch_ahead && r == 0 && w0 == 0) {
+            LLVMValueRef ahead = hc_kb_iadd(kb, sp, hc_kb_i64(kb, CH_PREFETCH_AHEAD));
+            if (e->prefetch_y) hc_kb_prefetch(kb, hc_kb_gep(kb, p->dt, e->Y, hc_kb_iadd(kb, ybase, ahead)), 2);
+            LLVMValueRef pc[3] = {nn, m, ahead};
+            hc_epilogue_prefetch(kb, &e->epi, pc, 2, 2);
+          }
         }
       }
     }
@@ -2544,6 +2565,12 @@ static hx_status_t emit_conv_channels(hc_lower_ctx* lc, cf_emit* e) {
     if (e->n->inputs[i] &&
         (e->epi.coef[i - e->n->fused_input_base][1] != 0 || e->epi.coef[i - e->n->fused_input_base][2] != 0))
       e->tile_epilogue = false;
+  if (!conv_strided_phases(p) && (uint64_t)hc_value_nbytes(e->n->outputs[0]) >= CH_PREFETCH_Y_BYTES) {
+    e->prefetch_ahead = true;
+    e->prefetch_y = true;
+    for (int k = e->n->fused_input_base; k < e->n->num_inputs; ++k)
+      if (k > 0 && hc_epilogue_output_over_operand(e->n, k)) e->prefetch_y = false;
+  }
   ch_ctx x = {0};
   if (q.nks > 1) x.part = hc_kb_alloca(kb, LLVMArrayType2(kb->t_f32, (uint64_t)(q.rbt * q.ncg * q.slot)), "partial");
   int64_t pw = hc_pack_panel_width(p->dt), npanel = (p->Mg + pw - 1) / pw;

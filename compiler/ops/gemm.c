@@ -53,6 +53,9 @@
 /* Size of an in-place B from which the fast kernel prefetches B's next
  * column panel (larger than this B comes from L3 or memory). */
 #define MM_PREFETCH_B_BYTES (1 << 20)
+/* Size of an output from which the fast kernel prefetches the lines the
+ * next column panel's tile stores (and the operands its epilogue reads). */
+#define MM_PREFETCH_Y_BYTES (1 << 20)
 /* Tile width of the dot and generic micro-kernels. */
 #define MM_DOT_NB 16
 
@@ -783,6 +786,8 @@ typedef struct fast_emit {
   hc_epilogue epi;
   bool scalar_epilogue;
   bool c_seeds;                         /* C starts the accumulators (one slice, alpha = beta = 1) */
+  bool prefetch_y;                      /* prefetch_next_panel_y before each tile */
+  bool prefetch_y_lines;                /* ...Y's own lines too (not in place over an operand) */
   /* int8 weights: per-channel scales of A (per row) and B (per column of
    * B matrix bmat), NULL when the operand has none. */
   hc_ukr_scales sa, sb;
@@ -876,6 +881,39 @@ static void fast_store_final(fast_emit* e, int rows, int nv, unsigned lanes, LLV
   }
 }
 
+/* Prefetches into L2 the lines of Y that the tile at (m, n + nr), the same
+ * rows of the next column panel, will store, and those its epilogue
+ * operands (a residual) will read. A panel sweeps every row tile of its
+ * block before moving right, so each row of Y is visited one line at a time
+ * with a whole panel's tiles in between: a pattern of many far-apart
+ * streams that the hardware prefetchers do not follow, and a big Y
+ * (ResNet-50's 56x56x256 residual) came from L3 or memory with every tile
+ * waiting on its stores' and operands' lines. One panel ahead is about
+ * mc/mr tiles' time, enough to hide memory's latency. */
+static void prefetch_next_panel_y(fast_emit* e, int rows, LLVMValueRef m, LLVMValueRef n) {
+  hc_kb* kb = e->kb;
+  const mm_desc* d = e->d;
+  const fast_plan* p = e->p;
+  LLVMValueRef nn = hc_kb_iadd(kb, n, hc_kb_i64(kb, p->nr));
+  /* One prefetch per 64-byte line of the tile's row (16 floats), and one
+   * at its last element when rows do not start on a line. */
+  int64_t offs[HC_UKR_MAX_NV + 1];
+  int count = 0;
+  for (int64_t o = 0; o < p->nr; o += 16) offs[count++] = o;
+  if ((d->N * 4) % 64) offs[count++] = p->nr - 1;
+  for (int i = 0; i < rows; ++i) {
+    LLVMValueRef mi = hc_kb_iadd(kb, m, hc_kb_i64(kb, i));
+    LLVMValueRef yrow = hc_kb_iadd(kb, e->y_off, hc_kb_iadd(kb, hc_kb_imul(kb, mi, hc_kb_i64(kb, d->N)), nn));
+    for (int j = 0; j < count; ++j) {
+      LLVMValueRef off = hc_kb_i64(kb, offs[j]);
+      if (e->prefetch_y_lines) hc_kb_prefetch(kb, hc_kb_gep(kb, d->dt, e->py, hc_kb_iadd(kb, yrow, off)), 2);
+      LLVMValueRef coord[3];
+      epilogue_coords(kb, d, e->bi, mi, hc_kb_iadd(kb, nn, off), coord);
+      hc_epilogue_prefetch(kb, &e->epi, coord, 2, 2);
+    }
+  }
+}
+
 /* One tile: rows x (nv vectors, the last with `lanes` lanes) at (m, n) of
  * the reduction slice [k0, k0 + kcur); first/last: runtime i1 (or NULL when
  * the reduction is not split). */
@@ -941,6 +979,7 @@ static void fast_tile(fast_emit* e, int rows, int nv, unsigned lanes, LLVMValueR
                                            v == nv - 1 ? lanes : vl);
     }
   }
+  if (e->prefetch_y) prefetch_next_panel_y(e, rows, m, n);
   hc_ukr_emit(kb, &u, acc);
   if (!first) {
     fast_store_final(e, rows, nv, lanes, m, n, acc);
@@ -1018,17 +1057,6 @@ static void fast_panel(fast_emit* e, int nv, unsigned lanes, LLVMValueRef mb, LL
   }
 }
 
-/* The output shares bytes with epilogue operand k (memory planning wrote it
- * in place there). */
-static bool output_over_operand(const hc_node* n, int k) {
-  if (k >= 32 || !(n->inplace_inputs & (1u << k)) || !n->inputs[k]) return false;
-  uint64_t ro, yo;
-  const hc_value* r = hc_value_storage_root(n->inputs[k], &ro);
-  const hc_value* y = hc_value_storage_root(n->outputs[0], &yo);
-  return r->storage.base == HX_BASE_ARENA && y->storage.base == HX_BASE_ARENA &&
-         r->storage.offset + ro == y->storage.offset + yo;
-}
-
 static hx_status_t emit_matmul_fast(hc_lower_ctx* lc, const hc_node* n, const mm_desc* d) {
   fast_plan p;
   plan_fast(lc, d, &p);
@@ -1036,7 +1064,7 @@ static hx_status_t emit_matmul_fast(hc_lower_ctx* lc, const hc_node* n, const mm
    * epilogue still has to read (the planner asked inplace_input with the
    * same target; this catches a plan made for another one). */
   for (int k = n->fused_input_base; p.nkb > 1 && k < n->num_inputs; ++k)
-    if (k > 0 && output_over_operand(n, k))
+    if (k > 0 && hc_epilogue_output_over_operand(n, k))
       return hx_status_make(HX_STATUS_INTERNAL,
                             "node '%s': its product splits the reduction (%lld slices) but its output was planned "
                             "over epilogue operand '%s'",
@@ -1060,6 +1088,13 @@ static hx_status_t emit_matmul_fast(hc_lower_ctx* lc, const hc_node* n, const mm
     e.sa = hc_ukr_scales_at(&kb, &d->a_scales, hc_kb_ptr(&kb, d->a));
   if (d->b_st == HX_DTYPE_INT8)
     e.sb = hc_ukr_scales_at(&kb, &d->b_scales, hc_kb_ptr(&kb, d->b));
+  if (d->dt == HX_DTYPE_FLOAT32 && (uint64_t)hc_value_nbytes(d->y) >= MM_PREFETCH_Y_BYTES && p.nnb * p.nc > p.nr) {
+    e.prefetch_y = true;
+    /* In place over an operand, the operand's prefetch fetches Y's lines. */
+    e.prefetch_y_lines = true;
+    for (int k = n->fused_input_base; k < n->num_inputs; ++k)
+      if (k > 0 && hc_epilogue_output_over_operand(n, k)) e.prefetch_y_lines = false;
+  }
   hc_ukr_prefer_full_width(&kb);
   if (e.scalar_epilogue) e.tile = hc_kb_alloca(&kb, LLVMArrayType2(kb.t_f32, (uint64_t)(p.mr * p.nr)), "tile");
 

@@ -307,6 +307,10 @@ def inplace_residual_cases(root):
         "pix3x3_valid": (16, (30, 30), 24, 3, 0, 1),
         "chan3x3": (64, (14, 14), 64, 3, 1, 1),
         "chan3x3_ksplit": (256, (7, 7), 64, 3, 1, 1),
+        # Outputs big enough that the kernels prefetch the next lines of
+        # the residual they read (GEMM: 3.2 MB, channels: 0.8 MB).
+        "gemm1x1_big": (64, (56, 56), 256, 1, 0, 1),
+        "chan1x1_big": (256, (14, 14), 1024, 1, 0, 1),
         "dw3x3": (32, (20, 20), 32, 3, 1, 32),
         "pix1d": (16, (200,), 24, 5, 2, 1),
         # Unpadded 1-D: the kernel reads x in place and stores flat positions
@@ -353,6 +357,7 @@ def inplace_residual_cases(root):
                [("y", np.maximum(c + x, 0).transpose(0, 2, 3, 1).astype(np.float32))], [("W", w), ("B", b)])
     # Products: Gemm single pass / split reduction, MatMul.
     for mname, (M, K, N, gemm) in {"gemm": (48, 64, 96, True), "gemm_ksplit": (48, 1024, 96, True),
+                                   "gemm_big": (1024, 64, 512, True),
                                    "matmul": (40, 96, 64, False)}.items():
         a = randf(M, K)
         bm = (randf(K, N) / math.sqrt(K)).astype(np.float32)
@@ -516,7 +521,10 @@ def channels_tile_cases(root):
               "pw_s2": (72, (13, 13), 64, 1, 0, 2), "pw7_slices": (1100, (7, 7), 64, 1, 0, 1),
               # 5 panels of 32 channels: 5 tasks made 10 by two row blocks
               # at a tile row (not at a whole output line).
-              "pw7_odd": (320, (7, 7), 160, 1, 0, 1)}
+              "pw7_odd": (320, (7, 7), 160, 1, 0, 1),
+              # A 0.8 MB output: the stores prefetch the next line of each
+              # channel and of the residual (a separate input here).
+              "pw14_big": (256, (14, 14), 1024, 1, 0, 1)}
     for sname, (C, sp, M, k, p, st) in shapes.items():
         nd = len(sp)
         x = randf(1, C, *sp)
