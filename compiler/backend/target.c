@@ -22,29 +22,30 @@ typedef struct cpu_entry {
   const char* name;
   uint64_t features;
   int l1d_kib;
+  int l2_kib; /* per core (the ISA levels: a typical part of their era) */
 } cpu_entry;
 
 static const cpu_entry k_cpus[] = {
-    {"x86-64-v2", V2, 32},
-    {"x86-64-v3", V3, 32},
-    {"x86-64-v4", V4, 32},
-    {"haswell", V3, 32},
-    {"broadwell", V3, 32},
-    {"skylake", V3, 32},
-    {"alderlake", V3 | HX_CPU_AVXVNNI, 32},
-    {"raptorlake", V3 | HX_CPU_AVXVNNI, 32},
-    {"znver1", V3, 32},
-    {"znver2", V3, 32},
-    {"znver3", V3, 32},
-    {"skylake-avx512", V4, 32},
-    {"cascadelake", V4 | HX_CPU_AVX512VNNI, 32},
-    {"cooperlake", V4 | HX_CPU_AVX512VNNI | HX_CPU_AVX512BF16, 32},
-    {"icelake-client", V4 | HX_CPU_AVX512VNNI, 48},
-    {"icelake-server", V4 | HX_CPU_AVX512VNNI, 48},
-    {"tigerlake", V4 | HX_CPU_AVX512VNNI, 48},
-    {"sapphirerapids", V4 | HX_CPU_AVX512VNNI | HX_CPU_AVX512BF16 | HX_CPU_AVX512FP16 | HX_CPU_AVXVNNI, 48},
-    {"znver4", V4 | HX_CPU_AVX512VNNI | HX_CPU_AVX512BF16, 32},
-    {"znver5", V4 | HX_CPU_AVX512VNNI | HX_CPU_AVX512BF16 | HX_CPU_AVXVNNI, 48},
+    {"x86-64-v2", V2, 32, 256},
+    {"x86-64-v3", V3, 32, 512},
+    {"x86-64-v4", V4, 32, 1024},
+    {"haswell", V3, 32, 256},
+    {"broadwell", V3, 32, 256},
+    {"skylake", V3, 32, 256},
+    {"alderlake", V3 | HX_CPU_AVXVNNI, 32, 1280},
+    {"raptorlake", V3 | HX_CPU_AVXVNNI, 32, 2048},
+    {"znver1", V3, 32, 512},
+    {"znver2", V3, 32, 512},
+    {"znver3", V3, 32, 512},
+    {"skylake-avx512", V4, 32, 1024},
+    {"cascadelake", V4 | HX_CPU_AVX512VNNI, 32, 1024},
+    {"cooperlake", V4 | HX_CPU_AVX512VNNI | HX_CPU_AVX512BF16, 32, 1024},
+    {"icelake-client", V4 | HX_CPU_AVX512VNNI, 48, 512},
+    {"icelake-server", V4 | HX_CPU_AVX512VNNI, 48, 1280},
+    {"tigerlake", V4 | HX_CPU_AVX512VNNI, 48, 1280},
+    {"sapphirerapids", V4 | HX_CPU_AVX512VNNI | HX_CPU_AVX512BF16 | HX_CPU_AVX512FP16 | HX_CPU_AVXVNNI, 48, 2048},
+    {"znver4", V4 | HX_CPU_AVX512VNNI | HX_CPU_AVX512BF16, 32, 1024},
+    {"znver5", V4 | HX_CPU_AVX512VNNI | HX_CPU_AVX512BF16 | HX_CPU_AVXVNNI, 48, 1024},
 };
 
 const char* hc_target_known_cpus(void) {
@@ -107,6 +108,8 @@ hx_status_t hc_target_host(hc_target* t) {
   /* The L1 data cache of the machine itself (glibc reads CPUID). */
   long l1 = sysconf(_SC_LEVEL1_DCACHE_SIZE);
   t->l1d_bytes = l1 >= 16384 && l1 <= (1L << 20) ? (int)l1 : 32768;
+  long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+  t->l2_bytes = l2 >= (64L << 10) && l2 <= (64L << 20) ? (int)l2 : 512 << 10;
   LLVMDisposeMessage(cpu);
   LLVMDisposeMessage(fs);
   LLVMDisposeMessage(triple);
@@ -145,6 +148,7 @@ hx_status_t hc_target_init(hc_target* t, const char* target, const char* mcpu) {
   t->required_features = e->features;
   t->vector_bits = vector_bits_for(e->features);
   t->l1d_bytes = e->l1d_kib * 1024;
+  t->l2_bytes = e->l2_kib * 1024;
   return HX_OK;
 }
 

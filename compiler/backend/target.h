@@ -22,6 +22,8 @@ typedef struct hc_target {
   int vector_bits;     /* widest native vector: 128, 256 or 512 */
   int l1d_bytes;       /* L1 data cache per core: the host's for native, else the CPU's (32 KiB for
                           the ISA levels), for the products' cache blocking */
+  int l2_bytes;        /* L2 per core, the same way (512 KiB for x86-64-v3, 1 MiB for v4): what
+                          stays in L2 from one run to the next */
 } hc_target;
 
 /* Resolves --target / --mcpu (either may be NULL; default native). */

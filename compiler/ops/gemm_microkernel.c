@@ -17,6 +17,7 @@ int hc_ukr_registers(const hc_lower_ctx* lc) { return lc->target && lc->target->
 bool hc_ukr_tile_fits(const hc_lower_ctx* lc, int mr, int nv) { return mr * nv + nv + 1 <= hc_ukr_registers(lc); }
 
 int hc_ukr_l1d_bytes(const hc_lower_ctx* lc) { return lc->target && lc->target->l1d_bytes ? lc->target->l1d_bytes : 32768; }
+int hc_ukr_l2_bytes(const hc_lower_ctx* lc) { return lc->target && lc->target->l2_bytes ? lc->target->l2_bytes : 512 << 10; }
 
 LLVMTypeRef hc_ukr_vtype(hc_kb* kb, hx_dtype_t dt, unsigned lanes) {
   return LLVMVectorType(dt == HX_DTYPE_FLOAT64 ? kb->t_f64 : kb->t_f32, lanes);

@@ -149,5 +149,7 @@ int hc_ukr_registers(const hc_lower_ctx* lc);
 bool hc_ukr_tile_fits(const hc_lower_ctx* lc, int mr, int nv);
 /* The target's L1 data cache per core in bytes (32 KiB when unknown). */
 int hc_ukr_l1d_bytes(const hc_lower_ctx* lc);
+/* The target's L2 per core in bytes (512 KiB when unknown). */
+int hc_ukr_l2_bytes(const hc_lower_ctx* lc);
 
 #endif /* HARNESS_OPS_GEMM_MICROKERNEL_H */
