@@ -49,8 +49,9 @@ def main():
     for s in args.specs:
         v = res[s]
         md = statistics.median(v)
-        print("%-48s median %9.4f ms  min %9.4f  ratio %.3f  rounds %s" %
-              (s[-48:], md, min(v), md / base, " ".join("%.3f" % x for x in v)))
+        paired = statistics.median(x / b for x, b in zip(v, res[args.specs[0]]))
+        print("%-48s median %9.4f ms  min %9.4f  ratio %.3f  paired %.3f  rounds %s" %
+              (s[-48:], md, min(v), md / base, paired, " ".join("%.3f" % x for x in v)))
 
 
 if __name__ == "__main__":
