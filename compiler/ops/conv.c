@@ -2366,6 +2366,7 @@ static void ch_tile(cf_emit* e, const cf_ch_plan* q, const ch_ctx* x, int tr, in
     u.pf_locality = 2;
     u.pf_ord = x->slot;
     u.pf_ntiles = q->rbt * q->ncg;
+    u.pf_max_outer = q->kic;
   }
 
   for (int v = 0; v < nv; ++v) {

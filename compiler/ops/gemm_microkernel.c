@@ -169,23 +169,65 @@ static void emit_prefetch_a(hc_kb* kb, const hc_ukr* u, LLVMValueRef a_o) {
   }
 }
 
+/* Lines per step of each B panel in the next chunk (hc_ukr.pf_next), and
+ * how many of the nv vectors start a panel line of their own (AVX2's two
+ * 8-lane vectors of one 16-float panel share a line: one prefetch). */
+static int64_t pf_lines_per_step(const hc_ukr* u, int64_t* per_line) {
+  hx_dtype_t st = u->b_st ? u->b_st : u->dt;
+  *per_line = 64 / (int64_t)hx_dtype_size(st);
+  return (u->b_outer + *per_line - 1) / *per_line;
+}
+
+static bool pf_vector_new_line(const hc_ukr* u, int v, int64_t per_line) {
+  for (int w = 0; w < v; ++w)
+    if (u->b_vec[w] / per_line == u->b_vec[v] / per_line) return false;
+  return true;
+}
+
 /* Step o's share of the next B chunk (hc_ukr.pf_next): per panel, lpv
  * lines per step over pf_ntiles reductions of `outer` steps each, so k =
  * ceil(lpv / ntiles) lines from line ((ord*outer + o) * lpv) / ntiles of
  * the panel's chunk (its lines are contiguous). */
 static void emit_prefetch_next(hc_kb* kb, const hc_ukr* u, LLVMValueRef o) {
   hx_dtype_t st = u->b_st ? u->b_st : u->dt;
-  int64_t per_line = 64 / (int64_t)hx_dtype_size(st);
-  int64_t lpv = (u->b_outer + per_line - 1) / per_line, n = u->pf_ntiles > 0 ? u->pf_ntiles : 1;
+  int64_t per_line;
+  int64_t lpv = pf_lines_per_step(u, &per_line), n = u->pf_ntiles > 0 ? u->pf_ntiles : 1;
   int64_t k = (lpv + n - 1) / n;
   LLVMValueRef pos = hc_kb_iadd(kb, hc_kb_imul(kb, u->pf_ord, u->outer), o);
   LLVMValueRef m = LLVMBuildUDiv(kb->b, hc_kb_imul(kb, pos, hc_kb_i64(kb, lpv)), hc_kb_i64(kb, n), "");
   LLVMValueRef at0 = hc_kb_iadd(kb, u->pf_next, hc_kb_imul(kb, m, hc_kb_i64(kb, per_line)));
   for (int v = 0; v < u->nv; ++v)
-    for (int64_t j = 0; j < k; ++j) {
+    for (int64_t j = 0; j < k && pf_vector_new_line(u, v, per_line); ++j) {
       LLVMValueRef at = hc_kb_iadd(kb, at0, hc_kb_i64(kb, u->b_vec[v] + j * per_line));
       hc_kb_prefetch(kb, hc_kb_gep(kb, st, u->b, at), u->pf_locality);
     }
+}
+
+/* The whole share at once, before the reduction: lines [ord*L/n,
+ * (ord+1)*L/n) of each panel's L = outer*lpv. Per step, a share of a line
+ * or less still cost every step its prefetch and the index arithmetic
+ * (the step of a one-tap AVX2 tile is 10-12 FMAs in 5-6 cycles, and
+ * Zen 3 dispatches 6 ops a cycle). */
+static bool pf_share_upfront(const hc_ukr* u) {
+  int64_t per_line;
+  int64_t lpv = pf_lines_per_step(u, &per_line);
+  return u->pf_ntiles >= 8 && u->pf_max_outer > 0 && (u->pf_max_outer * lpv + u->pf_ntiles - 1) / u->pf_ntiles <= 32;
+}
+
+static void emit_prefetch_share(hc_kb* kb, const hc_ukr* u) {
+  hx_dtype_t st = u->b_st ? u->b_st : u->dt;
+  int64_t per_line;
+  int64_t lpv = pf_lines_per_step(u, &per_line);
+  LLVMValueRef total = hc_kb_imul(kb, u->outer, hc_kb_i64(kb, lpv)), n = hc_kb_i64(kb, u->pf_ntiles);
+  LLVMValueRef lo = LLVMBuildUDiv(kb->b, hc_kb_imul(kb, u->pf_ord, total), n, "");
+  LLVMValueRef hi = LLVMBuildUDiv(kb->b, hc_kb_imul(kb, hc_kb_iadd(kb, u->pf_ord, hc_kb_i64(kb, 1)), total), n, "");
+  hc_loop l;
+  LLVMValueRef j = hc_loop_begin(kb, &l, lo, hi, "pf_share");
+  LLVMValueRef at0 = hc_kb_iadd(kb, u->pf_next, hc_kb_imul(kb, j, hc_kb_i64(kb, per_line)));
+  for (int v = 0; v < u->nv; ++v)
+    if (pf_vector_new_line(u, v, per_line))
+      hc_kb_prefetch(kb, hc_kb_gep(kb, st, u->b, hc_kb_iadd(kb, at0, hc_kb_i64(kb, u->b_vec[v]))), u->pf_locality);
+  hc_loop_end(kb, &l);
 }
 
 /* One step of the reduction (outer index o): every term's B vectors, then
@@ -225,6 +267,8 @@ void hc_ukr_emit(hc_kb* kb, const hc_ukr* u, LLVMValueRef* acc) {
   int n = u->mr * u->nv;
   for (int i = 0; i < n; ++i)
     if (!acc[i]) acc[i] = LLVMConstNull(vt);
+  bool upfront = u->pf_next && pf_share_upfront(u);
+  if (upfront) emit_prefetch_share(kb, u);
   /* Loop with the accumulators as phis (they stay in registers):
    *   if (outer > 0) do { step(o) } while (++o < outer); */
   LLVMContextRef c = kb->lc->llctx;
@@ -250,7 +294,7 @@ void hc_ukr_emit(hc_kb* kb, const hc_ukr* u, LLVMValueRef* acc) {
     LLVMValueRef pi = hc_kb_iadd(kb, u->pf_base, hc_kb_imul(kb, o, hc_kb_i64(kb, u->b_outer)));
     hc_kb_prefetch(kb, hc_kb_gep(kb, u->dt, u->b, pi), u->pf_locality);
   }
-  if (u->pf_next) emit_prefetch_next(kb, u, o);
+  if (u->pf_next && !upfront) emit_prefetch_next(kb, u, o);
   emit_step(kb, u, a_o, b_o, cur);
   LLVMValueRef next = LLVMBuildAdd(kb->b, o, hc_kb_i64(kb, 1), "");
   LLVMSetNSW(next, 1);

@@ -78,6 +78,10 @@ typedef struct hc_ukr {
    * at batch 1). Locality pf_locality. */
   LLVMValueRef pf_next, pf_ord;
   int64_t pf_ntiles;
+  /* The most outer steps any of those reductions takes (0 = unknown).
+   * When it makes each one's share a few lines, the share is prefetched
+   * in a short loop before the reduction instead of a line per step. */
+  int64_t pf_max_outer;
   /* Software prefetch of A, a_prefetch outer iterations ahead (0 = none):
    * one prefetch per cache line the step's A elements touch. For A read
    * with a large outer stride (a channel plane), whose lines the hardware
