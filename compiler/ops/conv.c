@@ -2071,8 +2071,6 @@ static LLVMValueRef ch_shuffle(hc_kb* kb, LLVMValueRef a, LLVMValueRef b, const 
  * came from L3 or memory, a wait at every new line. 16 floats is the next
  * line, three 5-pixel tiles ahead. */
 #define CH_PREFETCH_AHEAD 16
-/* Outputs from this size up prefetch (smaller ones stay in L2). */
-#define CH_PREFETCH_Y_BYTES (512 << 10)
 
 static void ch_store_transposed(cf_emit* e, LLVMValueRef* acc, int tr, int tw, int nv, unsigned lanes, LLVMValueRef nn,
                                 LLVMValueRef mch, LLVMValueRef oh, LLVMValueRef ow) {
@@ -2568,7 +2566,8 @@ static hx_status_t emit_conv_channels(hc_lower_ctx* lc, cf_emit* e) {
     if (e->n->inputs[i] &&
         (e->epi.coef[i - e->n->fused_input_base][1] != 0 || e->epi.coef[i - e->n->fused_input_base][2] != 0))
       e->tile_epilogue = false;
-  if (!conv_strided_phases(p) && (uint64_t)hc_value_nbytes(e->n->outputs[0]) >= CH_PREFETCH_Y_BYTES) {
+  /* Outputs larger than L2 (smaller ones stay there from the last kernel). */
+  if (!conv_strided_phases(p) && hc_value_nbytes(e->n->outputs[0]) > (uint64_t)hc_ukr_l2_bytes(lc)) {
     e->prefetch_ahead = true;
     e->prefetch_y = true;
     for (int k = e->n->fused_input_base; k < e->n->num_inputs; ++k)

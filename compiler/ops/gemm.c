@@ -50,12 +50,6 @@
 #define MM_GENERIC_KU 4
 /* Columns handled per step of the dot micro-kernel. */
 #define MM_DOT_C 2
-/* Size of an in-place B from which the fast kernel prefetches B's next
- * column panel (larger than this B comes from L3 or memory). */
-#define MM_PREFETCH_B_BYTES (1 << 20)
-/* Size of an output from which the fast kernel prefetches the lines the
- * next column panel's tile stores (and the operands its epilogue reads). */
-#define MM_PREFETCH_Y_BYTES (1 << 20)
 /* Tile width of the dot and generic micro-kernels. */
 #define MM_DOT_NB 16
 
@@ -964,14 +958,15 @@ static void fast_tile(fast_emit* e, int rows, int nv, unsigned lanes, LLVMValueR
     u.b_outer = d->b_sk;
     for (int v = 0; v < nv; ++v) u.b_vec[v] = (int64_t)v * vl;
     u.last_lanes = lanes;
-    if (!u.b_st && d->K >= 64 && d->K * d->N * (int64_t)hx_dtype_size(d->dt) >= MM_PREFETCH_B_BYTES) {
+    if (!u.b_st && d->K >= 64 && d->K * d->N * (int64_t)hx_dtype_size(d->dt) > hc_ukr_l2_bytes(kb->lc)) {
       /* A B too big for L2 read in place (a 1x1 convolution's input
        * planes): its rows are far apart, too many streams for the hardware
        * prefetcher, so the first tile of each panel would wait on memory.
        * Prefetch the next column panel's rows into L2, one vector per step:
        * row tile t of the panel takes vector t mod nv, so the first nv tiles
        * fetch it all. Measured 6-9% faster on ResNet-50's 1x1 convolutions
-       * with 1.6-3.2 MB inputs (slower on inputs that stay in L2). */
+       * with 1.6-3.2 MB inputs (slower on inputs that stay in L2: the
+       * threshold is the target's L2, 1 MiB on the Zen 5 it was set on). */
       LLVMValueRef t = LLVMBuildURem(kb->b, LLVMBuildUDiv(kb->b, m, hc_kb_i64(kb, p->mr), ""), hc_kb_i64(kb, nv), "");
       u.pf_base = hc_kb_iadd(kb, u.b_base, hc_kb_iadd(kb, hc_kb_i64(kb, p->nr), hc_kb_imul(kb, t, hc_kb_i64(kb, vl))));
       u.pf_locality = 2;
@@ -1109,7 +1104,8 @@ static hx_status_t emit_matmul_fast(hc_lower_ctx* lc, const hc_node* n, const mm
     e.sa = hc_ukr_scales_at(&kb, &d->a_scales, hc_kb_ptr(&kb, d->a));
   if (d->b_st == HX_DTYPE_INT8)
     e.sb = hc_ukr_scales_at(&kb, &d->b_scales, hc_kb_ptr(&kb, d->b));
-  if (d->dt == HX_DTYPE_FLOAT32 && (uint64_t)hc_value_nbytes(d->y) >= MM_PREFETCH_Y_BYTES && p.nnb * p.nc > p.nr) {
+  /* Outputs larger than L2 come from L3 or memory (prefetch_next_panel_y). */
+  if (d->dt == HX_DTYPE_FLOAT32 && hc_value_nbytes(d->y) > (uint64_t)hc_ukr_l2_bytes(lc) && p.nnb * p.nc > p.nr) {
     e.prefetch_y = true;
     /* In place over an operand, the operand's prefetch fetches Y's lines. */
     e.prefetch_y_lines = true;
