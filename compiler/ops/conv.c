@@ -1418,8 +1418,9 @@ typedef struct cf_emit {
   hc_ukr_scales scales;         /* int8 weights: scale per output channel (.ptr NULL otherwise) */
   bool tile_epilogue;           /* channels kernel: heavy fused ops whose operands are uniform over the
                                    image, applied to the stack tile in a vector loop before the stores */
-  bool prefetch_ahead;          /* channels kernel: ch_store_transposed prefetches the next line of each
-                                   channel's output (prefetch_y) and epilogue operands */
+  bool prefetch_ahead;          /* prefetch the output lines stored next (and the epilogue operands'):
+                                   the channels kernel each channel's next line, the pixels kernel
+                                   the next flat panel's; Y's own lines when prefetch_y (not in place) */
   bool prefetch_y;
   /* ConvTranspose phases: the phase's residues and its terms' tap and
    * source offsets read from the kernel's table (hc_kb_param), so that
@@ -1627,6 +1628,38 @@ static void cf_masked_store(hc_kb* kb, LLVMValueRef ptr, LLVMValueRef idx, LLVMV
 
 /* One tile of the pixels kernel: rows output channels from m (global),
  * nv vectors from flat position fpos (lanes valid in the last). */
+/* Prefetches into L2 the output lines that this tile's rows (channels m..)
+ * store in the next flat panel (fpos + nr), and those the epilogue's
+ * operands read there: a panel sweeps every channel tile before moving
+ * on, so each channel plane is visited a line at a time, the products'
+ * pattern (gemm.c, prefetch_next_panel_y). A flat position maps to the
+ * output through the pitch; one in the pitch padding names a line of the
+ * next row, which is harmless. */
+static void pix_prefetch_next_panel(cf_emit* e, const cf_pix_plan* q, int rows, LLVMValueRef nn, LLVMValueRef m,
+                                    LLVMValueRef fpos) {
+  hc_kb* kb = e->kb;
+  const conv_plan* p = e->p;
+  LLVMValueRef ends[2];
+  for (int j = 0; j < 2; ++j) {
+    LLVMValueRef f = hc_kb_iadd(kb, fpos, hc_kb_i64(kb, q->nr + (j ? q->nr - 1 : 0)));
+    if (!e->direct) {
+      int64_t VL = e->f->V[1];
+      f = hc_kb_iadd(kb, hc_kb_imul(kb, LLVMBuildUDiv(kb->b, f, hc_kb_i64(kb, VL), ""), hc_kb_i64(kb, p->out[1])),
+                     LLVMBuildURem(kb->b, f, hc_kb_i64(kb, VL), ""));
+    }
+    ends[j] = f;
+  }
+  for (int i = 0; i < rows; ++i) {
+    LLVMValueRef mi = hc_kb_iadd(kb, m, hc_kb_i64(kb, i));
+    LLVMValueRef yb = hc_kb_imul(kb, hc_kb_iadd(kb, hc_kb_imul(kb, nn, hc_kb_i64(kb, p->M)), mi), hc_kb_i64(kb, p->out_plane));
+    for (int j = 0; j < 2; ++j) {
+      if (e->prefetch_y) hc_kb_prefetch(kb, hc_kb_gep(kb, p->dt, e->Y, hc_kb_iadd(kb, yb, ends[j])), 2);
+      LLVMValueRef coord[3] = {nn, mi, ends[j]};
+      hc_epilogue_prefetch(kb, &e->epi, coord, 2, 2);
+    }
+  }
+}
+
 static void pix_tile(cf_emit* e, const cf_pix_plan* q, int rows, int nv, unsigned lanes, LLVMValueRef nn,
                      LLVMValueRef g, LLVMValueRef m, LLVMValueRef fpos) {
   hc_kb* kb = e->kb;
@@ -1673,6 +1706,7 @@ static void pix_tile(cf_emit* e, const cf_pix_plan* q, int rows, int nv, unsigne
     u.b_term_rt[t] = e->tsrc[t];
   }
   u.nterms = e->P->nterms;
+  if (e->prefetch_ahead) pix_prefetch_next_panel(e, q, rows, nn, m, fpos);
   LLVMValueRef acc[HC_UKR_MAX_MR * HC_UKR_MAX_NV] = {0};
   if (e->B && !e->scales.ptr)
     for (int i = 0; i < rows; ++i) {
@@ -1826,6 +1860,15 @@ static hx_status_t emit_conv_pixels(hc_lower_ctx* lc, cf_emit* e) {
   e->masked_rows = !e->direct && p->nd == 2 && e->f->V[1] >= (int64_t)e->vl && plane_uniform && !conv_strided_phases(p) &&
                    p->dt == HX_DTYPE_FLOAT32;
   if (!e->direct || e->epi.count) e->tile = hc_kb_alloca(kb, LLVMArrayType2(kb->t_f32, (uint64_t)(q.mr * q.nr)), "tile");
+  /* Outputs larger than L2: prefetch the next panel's lines (1-D and 2-D
+   * convolutions; a ConvTranspose phase's outputs interleave). */
+  if (!p->transpose && p->nd <= 2 && (e->direct || p->nd == 2) && q.nfb * q.fc > q.nr &&
+      hc_value_nbytes(e->n->outputs[0]) > (uint64_t)hc_ukr_l2_bytes(lc)) {
+    e->prefetch_ahead = true;
+    e->prefetch_y = true;
+    for (int k = e->n->fused_input_base; k < e->n->num_inputs; ++k)
+      if (k > 0 && hc_epilogue_output_over_operand(e->n, k)) e->prefetch_y = false;
+  }
   hc_loop task;
   LLVMValueRef t = hc_kb_task_loop_begin(kb, &task);
   LLVMValueRef fb = LLVMBuildURem(kb->b, t, hc_kb_i64(kb, q.nfb), "");
