@@ -308,9 +308,11 @@ def inplace_residual_cases(root):
         "chan3x3": (64, (14, 14), 64, 3, 1, 1),
         "chan3x3_ksplit": (256, (7, 7), 64, 3, 1, 1),
         # Outputs big enough that the kernels prefetch the next lines of
-        # the residual they read (GEMM: 3.2 MB, channels: 0.8 MB).
+        # the residual they read (GEMM: 3.2 MB, channels: 0.8 MB, pixels:
+        # 1 MB over a padded plane's pitch).
         "gemm1x1_big": (64, (56, 56), 256, 1, 0, 1),
         "chan1x1_big": (256, (14, 14), 1024, 1, 0, 1),
+        "pix3x3_big": (16, (128, 128), 16, 3, 1, 1),
         "dw3x3": (32, (20, 20), 32, 3, 1, 32),
         "pix1d": (16, (200,), 24, 5, 2, 1),
         # Unpadded 1-D: the kernel reads x in place and stores flat positions
