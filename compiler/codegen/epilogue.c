@@ -87,6 +87,12 @@ bool hc_epilogue_output_over_operand(const hc_node* n, int k) {
          r->storage.offset + ro == y->storage.offset + yo;
 }
 
+bool hc_epilogue_output_over_any_operand(const hc_node* n) {
+  for (int k = n->fused_input_base; k < n->num_inputs; ++k)
+    if (k > 0 && hc_epilogue_output_over_operand(n, k)) return true;
+  return false;
+}
+
 void hc_epilogue_prefetch(hc_kb* kb, const hc_epilogue* e, LLVMValueRef* coord, int g, int locality) {
   if (!e->count) return;
   const hc_node* n = e->node;

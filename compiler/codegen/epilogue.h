@@ -50,6 +50,8 @@ LLVMValueRef hc_epilogue_apply_vec(hc_kb* kb, const hc_epilogue* e, LLVMValueRef
 /* Output 0 of n shares its bytes with input k, an epilogue operand
  * (memory planning wrote it in place there). */
 bool hc_epilogue_output_over_operand(const hc_node* n, int k);
+/* The same for any of n's epilogue operands. */
+bool hc_epilogue_output_over_any_operand(const hc_node* n);
 
 /* Prefetches, with llvm.prefetch locality `locality`, the cache line of
  * every extra operand that varies along dimension group g (a tensor shaped

@@ -1434,6 +1434,17 @@ typedef struct cf_emit {
   int64_t phase_row0;
 } cf_emit;
 
+/* Turns on the output prefetch (cf_emit.prefetch_ahead) for an output
+ * larger than L2: a smaller one is still there from the kernel that last
+ * wrote those bytes, or will be after the first touch. Y's own lines are
+ * left out when Y lies over an epilogue operand (its prefetch fetches
+ * them). */
+static void cf_prefetch_setup(const hc_lower_ctx* lc, cf_emit* e) {
+  if (hc_value_nbytes(e->n->outputs[0]) <= (uint64_t)hc_ukr_l2_bytes(lc)) return;
+  e->prefetch_ahead = true;
+  e->prefetch_y = !hc_epilogue_output_over_any_operand(e->n);
+}
+
 /* Stores the first `valid` lanes of v at y[idx] in y's type. */
 static void cf_store_y(cf_emit* e, LLVMValueRef idx, LLVMValueRef v, unsigned valid) {
   hc_ukr_store_st(e->kb, e->p->dt, e->Y, idx, v, e->vl, valid);
@@ -1626,8 +1637,6 @@ static void cf_masked_store(hc_kb* kb, LLVMValueRef ptr, LLVMValueRef idx, LLVMV
   (void)vl;
 }
 
-/* One tile of the pixels kernel: rows output channels from m (global),
- * nv vectors from flat position fpos (lanes valid in the last). */
 /* Prefetches into L2 the output lines that this tile's rows (channels m..)
  * store in the next flat panel (fpos + nr), and those the epilogue's
  * operands read there: a panel sweeps every channel tile before moving
@@ -1660,6 +1669,8 @@ static void pix_prefetch_next_panel(cf_emit* e, const cf_pix_plan* q, int rows, 
   }
 }
 
+/* One tile of the pixels kernel: rows output channels from m (global),
+ * nv vectors from flat position fpos (lanes valid in the last). */
 static void pix_tile(cf_emit* e, const cf_pix_plan* q, int rows, int nv, unsigned lanes, LLVMValueRef nn,
                      LLVMValueRef g, LLVMValueRef m, LLVMValueRef fpos) {
   hc_kb* kb = e->kb;
@@ -1860,15 +1871,9 @@ static hx_status_t emit_conv_pixels(hc_lower_ctx* lc, cf_emit* e) {
   e->masked_rows = !e->direct && p->nd == 2 && e->f->V[1] >= (int64_t)e->vl && plane_uniform && !conv_strided_phases(p) &&
                    p->dt == HX_DTYPE_FLOAT32;
   if (!e->direct || e->epi.count) e->tile = hc_kb_alloca(kb, LLVMArrayType2(kb->t_f32, (uint64_t)(q.mr * q.nr)), "tile");
-  /* Outputs larger than L2: prefetch the next panel's lines (1-D and 2-D
-   * convolutions; a ConvTranspose phase's outputs interleave). */
-  if (!p->transpose && p->nd <= 2 && (e->direct || p->nd == 2) && q.nfb * q.fc > q.nr &&
-      hc_value_nbytes(e->n->outputs[0]) > (uint64_t)hc_ukr_l2_bytes(lc)) {
-    e->prefetch_ahead = true;
-    e->prefetch_y = true;
-    for (int k = e->n->fused_input_base; k < e->n->num_inputs; ++k)
-      if (k > 0 && hc_epilogue_output_over_operand(e->n, k)) e->prefetch_y = false;
-  }
+  /* The next panel's lines (1-D and 2-D convolutions; a ConvTranspose
+   * phase's outputs interleave). */
+  if (!p->transpose && p->nd <= 2 && (e->direct || p->nd == 2) && q.nfb * q.fc > q.nr) cf_prefetch_setup(lc, e);
   hc_loop task;
   LLVMValueRef t = hc_kb_task_loop_begin(kb, &task);
   LLVMValueRef fb = LLVMBuildURem(kb->b, t, hc_kb_i64(kb, q.nfb), "");
@@ -2098,13 +2103,6 @@ static LLVMValueRef ch_shuffle(hc_kb* kb, LLVMValueRef a, LLVMValueRef b, const 
   return LLVMBuildShuffleVector(kb->b, a, b, LLVMConstVector(m, n), "");
 }
 
-/* Stores a finished tile (acc[i * nv + v]: pixel i, channels v*vl..) to the
- * NCHW output: per tile row and run of up to 8 pixels, the pixel vectors
- * are transposed in registers (within 128-bit lanes: unpack, shuffle, then
- * one two-source shuffle per channel) into one 8-lane vector of pixels per
- * channel, which gets the (light) fused ops and one masked store. Stored
- * element by element through a stack tile instead, the stores took a
- * quarter of an expand convolution's time (reduction of 64-96 channels). */
 /* Output pixels ahead of a tile at which ch_store_transposed prefetches
  * each channel's next line: a task sweeps the pixels of its channel panel
  * (16 channels on AVX2) tile by tile, so every channel of the panel, and of
@@ -2115,6 +2113,13 @@ static LLVMValueRef ch_shuffle(hc_kb* kb, LLVMValueRef a, LLVMValueRef b, const 
  * line, three 5-pixel tiles ahead. */
 #define CH_PREFETCH_AHEAD 16
 
+/* Stores a finished tile (acc[i * nv + v]: pixel i, channels v*vl..) to the
+ * NCHW output: per tile row and run of up to 8 pixels, the pixel vectors
+ * are transposed in registers (within 128-bit lanes: unpack, shuffle, then
+ * one two-source shuffle per channel) into one 8-lane vector of pixels per
+ * channel, which gets the (light) fused ops and one masked store. Stored
+ * element by element through a stack tile instead, the stores took a
+ * quarter of an expand convolution's time (reduction of 64-96 channels). */
 static void ch_store_transposed(cf_emit* e, LLVMValueRef* acc, int tr, int tw, int nv, unsigned lanes, LLVMValueRef nn,
                                 LLVMValueRef mch, LLVMValueRef oh, LLVMValueRef ow) {
   hc_kb* kb = e->kb;
@@ -2609,13 +2614,7 @@ static hx_status_t emit_conv_channels(hc_lower_ctx* lc, cf_emit* e) {
     if (e->n->inputs[i] &&
         (e->epi.coef[i - e->n->fused_input_base][1] != 0 || e->epi.coef[i - e->n->fused_input_base][2] != 0))
       e->tile_epilogue = false;
-  /* Outputs larger than L2 (smaller ones stay there from the last kernel). */
-  if (!conv_strided_phases(p) && hc_value_nbytes(e->n->outputs[0]) > (uint64_t)hc_ukr_l2_bytes(lc)) {
-    e->prefetch_ahead = true;
-    e->prefetch_y = true;
-    for (int k = e->n->fused_input_base; k < e->n->num_inputs; ++k)
-      if (k > 0 && hc_epilogue_output_over_operand(e->n, k)) e->prefetch_y = false;
-  }
+  if (!conv_strided_phases(p)) cf_prefetch_setup(lc, e);
   ch_ctx x = {0};
   if (q.nks > 1) x.part = hc_kb_alloca(kb, LLVMArrayType2(kb->t_f32, (uint64_t)(q.rbt * q.ncg * q.slot)), "partial");
   int64_t pw = hc_pack_panel_width(p->dt), npanel = (p->Mg + pw - 1) / pw;

@@ -1108,9 +1108,7 @@ static hx_status_t emit_matmul_fast(hc_lower_ctx* lc, const hc_node* n, const mm
   if (d->dt == HX_DTYPE_FLOAT32 && hc_value_nbytes(d->y) > (uint64_t)hc_ukr_l2_bytes(lc) && p.nnb * p.nc > p.nr) {
     e.prefetch_y = true;
     /* In place over an operand, the operand's prefetch fetches Y's lines. */
-    e.prefetch_y_lines = true;
-    for (int k = n->fused_input_base; k < n->num_inputs; ++k)
-      if (k > 0 && hc_epilogue_output_over_operand(n, k)) e.prefetch_y_lines = false;
+    e.prefetch_y_lines = !hc_epilogue_output_over_any_operand(n);
   }
   hc_ukr_prefer_full_width(&kb);
   if (e.scalar_epilogue) e.tile = hc_kb_alloca(&kb, LLVMArrayType2(kb.t_f32, (uint64_t)(p.mr * p.nr)), "tile");
