@@ -717,6 +717,8 @@ void hc_kb_masked_store(hc_kb* kb, LLVMValueRef v, LLVMValueRef ptr, unsigned al
   LLVMBuildCall2(kb->b, LLVMIntrinsicGetType(kb->lc->llctx, id, tys, 2), decl, args, 4, "");
 }
 
+bool hc_kb_plain_prefix_stores(const hc_kb* kb) { return kb->lc->target->vector_bits < 512; }
+
 void hc_kb_prefix_store(hc_kb* kb, LLVMValueRef v, LLVMValueRef ptr, unsigned align, unsigned valid) {
   LLVMTypeRef vt = LLVMTypeOf(v);
   unsigned lanes = LLVMGetVectorSize(vt);
@@ -724,7 +726,7 @@ void hc_kb_prefix_store(hc_kb* kb, LLVMValueRef v, LLVMValueRef ptr, unsigned al
     LLVMSetAlignment(LLVMBuildStore(kb->b, v, ptr), align);
     return;
   }
-  if (kb->lc->target->vector_bits >= 512) {
+  if (!hc_kb_plain_prefix_stores(kb)) {
     hc_kb_masked_store(kb, v, ptr, align, hc_kb_prefix_mask(kb, lanes, valid));
     return;
   }

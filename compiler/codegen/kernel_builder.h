@@ -252,6 +252,9 @@ void hc_kb_masked_store(hc_kb* kb, LLVMValueRef v, LLVMValueRef ptr, unsigned al
  * 4 + 1): AVX2's masked store (vmaskmovps) takes 16-22 cycles on AMD Zen 3
  * (bench/kernels/maskstore_cost.c). With AVX-512, one masked store. */
 void hc_kb_prefix_store(hc_kb* kb, LLVMValueRef v, LLVMValueRef ptr, unsigned align, unsigned valid);
+/* Whether hc_kb_prefix_store writes plain pieces (no AVX-512), so that a
+ * kernel can prefer layouts whose partial vectors it stores that way. */
+bool hc_kb_plain_prefix_stores(const hc_kb* kb);
 
 /* Row-major strides (in elements) of a shape. */
 void hc_strides(int rank, const int64_t* dims, int64_t* out_strides);

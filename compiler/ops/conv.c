@@ -1445,6 +1445,12 @@ static void cf_prefetch_setup(const hc_lower_ctx* lc, cf_emit* e) {
   e->prefetch_y = !hc_epilogue_output_over_any_operand(e->n);
 }
 
+/* Element offset in y of output channel m's plane of image nn. */
+static LLVMValueRef cf_y_plane(const cf_emit* e, LLVMValueRef nn, LLVMValueRef m) {
+  hc_kb* kb = e->kb;
+  return hc_kb_imul(kb, hc_kb_iadd(kb, hc_kb_imul(kb, nn, hc_kb_i64(kb, e->p->M)), m), hc_kb_i64(kb, e->p->out_plane));
+}
+
 /* Stores the first `valid` lanes of v at y[idx] in y's type. */
 static void cf_store_y(cf_emit* e, LLVMValueRef idx, LLVMValueRef v, unsigned valid) {
   hc_ukr_store_st(e->kb, e->p->dt, e->Y, idx, v, e->vl, valid);
@@ -1487,7 +1493,7 @@ static void cf_store_flat(cf_emit* e, LLVMValueRef nn, LLVMValueRef m, LLVMValue
   const conv_plan* p = e->p;
   const flat_plan* f = e->f;
   LLVMBuilderRef b = kb->b;
-  LLVMValueRef ybase = hc_kb_imul(kb, hc_kb_iadd(kb, hc_kb_imul(kb, nn, hc_kb_i64(kb, p->M)), m), hc_kb_i64(kb, p->out_plane));
+  LLVMValueRef ybase = cf_y_plane(e, nn, m);
   int64_t VL = f->V[p->nd - 1];
   if (e->direct) {
     cf_store_run(e, nn, m, ybase, hc_kb_i64(kb, 0), hc_kb_i64(kb, count), tbase, hc_kb_i64(kb, 0), tstride, fpos, 1);
@@ -1660,7 +1666,7 @@ static void pix_prefetch_next_panel(cf_emit* e, const cf_pix_plan* q, int rows, 
   }
   for (int i = 0; i < rows; ++i) {
     LLVMValueRef mi = hc_kb_iadd(kb, m, hc_kb_i64(kb, i));
-    LLVMValueRef yb = hc_kb_imul(kb, hc_kb_iadd(kb, hc_kb_imul(kb, nn, hc_kb_i64(kb, p->M)), mi), hc_kb_i64(kb, p->out_plane));
+    LLVMValueRef yb = cf_y_plane(e, nn, mi);
     for (int j = 0; j < 2; ++j) {
       if (e->prefetch_y) hc_kb_prefetch(kb, hc_kb_gep(kb, p->dt, e->Y, hc_kb_iadd(kb, yb, ends[j])), 2);
       LLVMValueRef coord[3] = {nn, mi, ends[j]};
@@ -1739,7 +1745,7 @@ static void pix_tile(cf_emit* e, const cf_pix_plan* q, int rows, int nv, unsigne
   if (e->direct && (!e->epi.count || hc_epilogue_light(e->n))) {
     for (int i = 0; i < rows; ++i) {
       LLVMValueRef mi = hc_kb_iadd(kb, m, hc_kb_i64(kb, i));
-      LLVMValueRef yb = hc_kb_iadd(kb, hc_kb_imul(kb, hc_kb_iadd(kb, hc_kb_imul(kb, nn, hc_kb_i64(kb, p->M)), mi), hc_kb_i64(kb, p->out_plane)), fpos);
+      LLVMValueRef yb = hc_kb_iadd(kb, cf_y_plane(e, nn, mi), fpos);
       for (int v = 0; v < nv; ++v) {
         LLVMValueRef coord[3] = {nn, mi, hc_kb_iadd(kb, fpos, hc_kb_i64(kb, (int64_t)v * vl))};
         unsigned valid = v == nv - 1 ? lanes : vl;
@@ -1796,7 +1802,7 @@ static void pix_tile(cf_emit* e, const cf_pix_plan* q, int rows, int nv, unsigne
        * most do in rows of 16 and more, gets plain stores instead
        * (hc_kb_prefix_store). ResNet-50's 7x7 stem stored 12 vectors twice
        * per 6 x 2 tile: about 380 cycles against 880 of FMAs. */
-      bool plain = hc_ukr_registers(kb->lc) == 16;
+      bool plain = hc_kb_plain_prefix_stores(kb);
       LLVMValueRef in_row[2] = {NULL, NULL}; /* pass 0: plain stores; pass 1: two masked ones */
       if (plain) {
         in_row[0] = LLVMBuildICmp(b, LLVMIntULE, hc_kb_iadd(kb, c0, hc_kb_i64(kb, valid)), hc_kb_i64(kb, OW), "");
@@ -1807,8 +1813,7 @@ static void pix_tile(cf_emit* e, const cf_pix_plan* q, int rows, int nv, unsigne
         if (plain) hc_if_begin(kb, &branch, in_row[pass]);
         for (int i = 0; i < rows; ++i) {
           LLVMValueRef mi = hc_kb_iadd(kb, m, hc_kb_i64(kb, i));
-          LLVMValueRef yb =
-              hc_kb_imul(kb, hc_kb_iadd(kb, hc_kb_imul(kb, nn, hc_kb_i64(kb, p->M)), mi), hc_kb_i64(kb, p->out_plane));
+          LLVMValueRef yb = cf_y_plane(e, nn, mi);
           LLVMValueRef coord[3] = {nn, mi, o1};
           LLVMValueRef y = heavy ? acc[i * nv + v] : hc_epilogue_apply_vec(kb, &e->epi, acc[i * nv + v], coord, 2, vl);
           if (pass == 0) {
@@ -2170,8 +2175,7 @@ static void ch_store_transposed(cf_emit* e, LLVMValueRef* acc, int tr, int tw, i
           LLVMValueRef m = hc_kb_iadd(kb, mch, hc_kb_i64(kb, col));
           LLVMValueRef coord[3] = {nn, m, sp};
           if (!e->tile_epilogue) y = hc_epilogue_apply_vec(kb, &e->epi, y, coord, 2, (unsigned)cnt);
-          LLVMValueRef ybase =
-              hc_kb_imul(kb, hc_kb_iadd(kb, hc_kb_imul(kb, nn, hc_kb_i64(kb, p->M)), m), hc_kb_i64(kb, p->out_plane));
+          LLVMValueRef ybase = cf_y_plane(e, nn, m);
           hc_ukr_store_st(kb, p->dt, e->Y, hc_kb_iadd(kb, ybase, sp), y, 8, (unsigned)cnt);
           if (e->prefetch_ahead && r == 0 && w0 == 0) {
             LLVMValueRef ahead = hc_kb_iadd(kb, sp, hc_kb_i64(kb, CH_PREFETCH_AHEAD));
@@ -2534,7 +2538,7 @@ static void ch_tile(cf_emit* e, const cf_ch_plan* q, const ch_ctx* x, int tr, in
   hc_loop cl, rl, wl;
   LLVMValueRef j = hc_loop_begin(kb, &cl, hc_kb_i64(kb, 0), hc_kb_i64(kb, cols), "ch");
   LLVMValueRef m = hc_kb_iadd(kb, mch, j);
-  LLVMValueRef ybase = hc_kb_imul(kb, hc_kb_iadd(kb, hc_kb_imul(kb, nn, hc_kb_i64(kb, p->M)), m), hc_kb_i64(kb, p->out_plane));
+  LLVMValueRef ybase = cf_y_plane(e, nn, m);
   LLVMValueRef r = hc_loop_begin(kb, &rl, hc_kb_i64(kb, 0), hc_kb_i64(kb, tr), "tr");
   LLVMValueRef sp_row = hc_kb_iadd(kb, hc_kb_imul(kb, hc_kb_iadd(kb, oh, r), hc_kb_i64(kb, q->OW)), ow);
   LLVMValueRef trow = hc_kb_iadd(kb, hc_kb_imul(kb, r, hc_kb_i64(kb, (int64_t)tw * nr)), j);

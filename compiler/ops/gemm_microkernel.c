@@ -170,14 +170,15 @@ static void emit_prefetch_a(hc_kb* kb, const hc_ukr* u, LLVMValueRef a_o) {
 }
 
 /* Lines per step of each B panel in the next chunk (hc_ukr.pf_next), and
- * how many of the nv vectors start a panel line of their own (AVX2's two
- * 8-lane vectors of one 16-float panel share a line: one prefetch). */
+ * (per_line) elements per 64-byte line. */
 static int64_t pf_lines_per_step(const hc_ukr* u, int64_t* per_line) {
   hx_dtype_t st = u->b_st ? u->b_st : u->dt;
   *per_line = 64 / (int64_t)hx_dtype_size(st);
   return (u->b_outer + *per_line - 1) / *per_line;
 }
 
+/* Whether vector v of a step starts a line no earlier vector is in (AVX2's
+ * two 8-lane vectors of one 16-float panel share a line: one prefetch). */
 static bool pf_vector_new_line(const hc_ukr* u, int v, int64_t per_line) {
   for (int w = 0; w < v; ++w)
     if (u->b_vec[w] / per_line == u->b_vec[v] / per_line) return false;
@@ -196,11 +197,13 @@ static void emit_prefetch_next(hc_kb* kb, const hc_ukr* u, LLVMValueRef o) {
   LLVMValueRef pos = hc_kb_iadd(kb, hc_kb_imul(kb, u->pf_ord, u->outer), o);
   LLVMValueRef m = LLVMBuildUDiv(kb->b, hc_kb_imul(kb, pos, hc_kb_i64(kb, lpv)), hc_kb_i64(kb, n), "");
   LLVMValueRef at0 = hc_kb_iadd(kb, u->pf_next, hc_kb_imul(kb, m, hc_kb_i64(kb, per_line)));
-  for (int v = 0; v < u->nv; ++v)
-    for (int64_t j = 0; j < k && pf_vector_new_line(u, v, per_line); ++j) {
+  for (int v = 0; v < u->nv; ++v) {
+    if (!pf_vector_new_line(u, v, per_line)) continue;
+    for (int64_t j = 0; j < k; ++j) {
       LLVMValueRef at = hc_kb_iadd(kb, at0, hc_kb_i64(kb, u->b_vec[v] + j * per_line));
       hc_kb_prefetch(kb, hc_kb_gep(kb, st, u->b, at), u->pf_locality);
     }
+  }
 }
 
 /* The whole share at once, before the reduction: lines [ord*L/n,
