@@ -206,20 +206,26 @@ static void wino_geometry(const hc_wino_shape* s, int m, bool packed, bool grow,
 
 /* F(4,3) from this many 4x4 tiles per image batch (20x20 planes and up). */
 #define WINO_F4_MIN_TILES 25
+/* F(2,3) from this many 2x2 tiles (7x7 planes and up). On the Zen 3 guest
+ * (docs/performance.md, "3x3 convolutions on 7x7 planes") 7x7 and 8x8
+ * planes ran in 0.45-0.9 of the direct kernels' time with 64-960
+ * channels; 5x5 (9 tiles, 44% of their outputs padding) and 4x4 ran
+ * slower. */
+#define WINO_F2_MIN_TILES 16
 
 /* Measured on one-Conv models and ResNet-50 (docs/performance.md, "Winograd
  * tile size"): F(4,3) wins from 25 tiles of 4x4 (20x20 planes: 2.2-3x
  * faster than F(2,3) with 256 channels, 1.5x on ResNet-50's 28x28 layer 2,
  * whose F(2,3) tiles (196) go in blocks that each stream the transformed
  * weights again); F(2,3) where the 4x4 tiles would be fewer (14x14, 16x16:
- * 16 tiles, and the 36 products stream 4x the weights for little work);
- * neither on 7x7 planes, where the products only stream weights. */
+ * 16 tiles, and the 36 products stream 4x the weights for little work),
+ * down to 7x7 planes. */
 int hc_wino_choose(const hc_wino_shape* s) {
   if (s->C < 16 || s->M < 16 || s->OH < 4 || s->OW < 4) return 0;
   /* 32-bit gather offsets and tables. */
   if (s->N * s->C * s->H * s->W >= ((int64_t)1 << 31) || s->N * s->M * s->OH * s->OW >= ((int64_t)1 << 31)) return 0;
   int64_t t4 = s->N * ((s->OH + 3) / 4) * ((s->OW + 3) / 4), t2 = s->N * ((s->OH + 1) / 2) * ((s->OW + 1) / 2);
-  int m = t4 >= WINO_F4_MIN_TILES ? 4 : t2 >= 32 ? 2 : 0;
+  int m = t4 >= WINO_F4_MIN_TILES ? 4 : t2 >= WINO_F2_MIN_TILES ? 2 : 0;
   /* The transformed images (V and Mx, 4.5x (F(4,3)) to 8x (F(2,3)) the
    * input's bytes) must stay small: they are arena memory, and on the
    * large planes where a CNN's activations peak they would raise the
@@ -229,7 +235,7 @@ int hc_wino_choose(const hc_wino_shape* s) {
    * go in blocks (wino_geometry); a shape is rejected only when one block
    * of WINO_PAD tiles does not fit. */
   for (; m >= 2; m -= 2) {
-    if (m == 2 && t2 < 32) return 0;
+    if (m == 2 && t2 < WINO_F2_MIN_TILES) return 0;
     wino_geo g;
     hc_wino_shape one = *s; /* the choice does not depend on the lanes */
     one.lanes = 1;

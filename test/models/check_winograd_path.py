@@ -4,7 +4,7 @@ at -O1 and -O3 for AVX2 (x86-64-v3) and AVX-512 (x86-64-v4) and looks for
 the expected "winoM_mm" kernel (M = 4 for F(4x4,3x3), 2 for F(2x2,3x3)),
 and for the run-time weight transform "winoM_w" exactly where the weights
 are not a compile-time constant (a graph input, or -O1 without packing).
-Shapes that must keep the direct kernels (7x7 planes) are checked too.
+Shapes that must keep the direct kernels (planes below 7x7) are checked too.
 Where the tiles go in blocks, the LLVM IR at -O3 must show the blocks'
 "winoM_in" and "winoM_out" kernels calling one shared body (every whole
 block; the ragged last one may have its own): the block's first tile is
@@ -46,6 +46,8 @@ CASES = [
     (0, "fuse_conv_wino4x4_res_relu", 4, False),
     (0, "fast_conv_wino_13x17", 2, False),
     (0, "fast_conv_wino_14", 2, False),
+    (0, "fast_conv_wino_7", 2, False),
+    (0, "fast_conv_wino_7_wrt", 2, True),
     (0, "fast_conv_wino_c300", 2, False),
     # Transformed weights of 32 MiB (above HC_WINO_STREAMED_U): blocks of 32
     # tiles in one lane (STREAMED below).

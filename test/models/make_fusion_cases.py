@@ -82,7 +82,7 @@ def conv_epilogue_cases(root):
     shapes = {
         "pix1x1": (16, 20, 20, 24, 1, 1, 0, 1, 1),
         "pix3x3": (8, 19, 23, 20, 3, 1, 1, 1, 1),
-        "chan3x3": (64, 7, 7, 48, 3, 1, 1, 1, 1),
+        "chan3x3": (64, 5, 6, 48, 3, 1, 1, 1, 1),  # below WINO_F2_MIN_TILES
         "chan1x1": (96, 9, 11, 40, 1, 1, 0, 1, 1),
         "dw3x3": (12, 17, 29, 12, 3, 1, 1, 12, 1),
         "dw5x5s2": (10, 21, 18, 10, 5, 2, 2, 10, 1),
@@ -230,6 +230,9 @@ def kernel_cases(root):
         "conv_wino_nopad": (1, 20, 18, 22, 21, 3, 1, 0, 1, 1),
         "conv_wino_b2_m80": (2, 48, 14, 14, 80, 3, 1, 1, 1, 1),
         "conv_wino_14": (1, 256, 14, 14, 256, 3, 1, 1, 1, 1),
+        # 7x7 planes (ResNet-50's layer 4): 16 tiles of 2x2, the least
+        # WINO_F2_MIN_TILES takes; the last tile row and column half padding.
+        "conv_wino_7": (1, 96, 7, 7, 72, 3, 1, 1, 1, 1),
         "conv_wino_28": (1, 128, 28, 28, 128, 3, 1, 1, 1, 1),
         "conv_wino_56": (1, 64, 56, 56, 64, 3, 1, 1, 1, 1),
         # Input channels in several reduction blocks of the products, the
@@ -306,7 +309,7 @@ def inplace_residual_cases(root):
         "pix3x3": (16, (30, 30), 24, 3, 1, 1),
         "pix3x3_valid": (16, (30, 30), 24, 3, 0, 1),
         "chan3x3": (64, (14, 14), 64, 3, 1, 1),
-        "chan3x3_ksplit": (256, (7, 7), 64, 3, 1, 1),
+        "chan3x3_ksplit": (256, (5, 6), 64, 3, 1, 1),  # below WINO_F2_MIN_TILES
         # Outputs big enough that the kernels prefetch the next lines of
         # the residual they read (GEMM: 3.2 MB, channels: 0.8 MB, pixels:
         # 1 MB over a padded plane's pitch).
