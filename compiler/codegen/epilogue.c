@@ -53,6 +53,21 @@ hx_status_t hc_epilogue_begin(hc_kb* kb, const hc_node* n, const int split[2], h
   return HX_OK;
 }
 
+/* Fused op j is a Sigmoid whose only reader is op j + 1, Mul(its input,
+ * it) in either order: SiLU. */
+static bool silu_at(const hc_node* n, int j) {
+  const hc_fused_op* s = &n->fused[j];
+  if (j + 1 >= n->num_fused || strcmp(s->node->op_type, "Sigmoid") || strcmp(n->fused[j + 1].node->op_type, "Mul"))
+    return false;
+  const int* m = n->fused[j + 1].args;
+  int me = -2 - j, x = s->args[0];
+  if (!((m[0] == x && m[1] == me) || (m[0] == me && m[1] == x))) return false;
+  for (int k = j + 2; k < n->num_fused; ++k)
+    for (int i = 0; i < n->fused[k].node->num_inputs; ++i)
+      if (n->fused[k].args[i] == me) return false;
+  return true;
+}
+
 LLVMValueRef hc_fused_eval(hc_kb* kb, const hc_node* n, LLVMValueRef result, LLVMValueRef* inputs) {
   LLVMValueRef vals[64];
   LLVMValueRef r = result;
@@ -62,6 +77,13 @@ LLVMValueRef hc_fused_eval(hc_kb* kb, const hc_node* n, LLVMValueRef result, LLV
     for (int i = 0; i < f->node->num_inputs; ++i) {
       int a = f->args[i];
       in[i] = a >= 0 ? inputs[a] : a == -1 ? result : vals[-2 - a];
+    }
+    /* SiLU as one op where the sigmoid is the epilogues' fast one. */
+    LLVMValueRef silu = j + 1 < 64 && silu_at(n, j) ? hc_silu_fast(kb, f->node, in[0]) : NULL;
+    if (silu) {
+      vals[j] = NULL;
+      vals[++j] = r = silu;
+      continue;
     }
     vals[j] = f->node->op->scalar(kb, f->node, in);
     r = vals[j];

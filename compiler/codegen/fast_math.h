@@ -39,6 +39,8 @@ LLVMValueRef hc_ew_gelu(hc_kb* kb, hx_dtype_t dt, LLVMValueRef x);
 LLVMValueRef hc_ew_sigmoid(hc_kb* kb, hx_dtype_t dt, LLVMValueRef x);
 /* Cheaper float32 sigmoid (relative error below 6e-6) for fused epilogues. */
 LLVMValueRef hc_ew_sigmoid_fast(hc_kb* kb, hx_dtype_t dt, LLVMValueRef x);
+/* x * hc_ew_sigmoid_fast(x) (SiLU) with one division and no multiply. */
+LLVMValueRef hc_ew_silu_fast(hc_kb* kb, hx_dtype_t dt, LLVMValueRef x);
 /* log(1 + exp(x)) without overflow or cancellation. */
 LLVMValueRef hc_ew_softplus(hc_kb* kb, hx_dtype_t dt, LLVMValueRef x);
 
