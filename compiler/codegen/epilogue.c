@@ -142,33 +142,38 @@ LLVMValueRef hc_epilogue_apply(hc_kb* kb, const hc_epilogue* e, LLVMValueRef val
 
 /* Ops whose scalar lowering is built only from hc_kb arithmetic, compares,
  * selects, min/max and hc_kb_const, so that it is valid on vectors too. */
-static bool vector_safe_op(const char* op) {
+static bool vector_safe_op(const hc_node* owner, const hc_node* op) {
   static const char* const ok[] = {"Relu", "Clip", "Add", "Sub", "Mul", "Div", "LeakyRelu", "HardSigmoid", "HardSwish",
                                    NULL};
   for (int k = 0; ok[k]; ++k)
-    if (!strcmp(op, ok[k])) return true;
-  return false;
+    if (!strcmp(op->op_type, ok[k])) return true;
+  return !strcmp(op->op_type, "Sigmoid") && hc_sigmoid_fast_in(owner, op);
 }
 
 /* The fused ops evaluated on whole float32 vectors: operands that do not
  * vary along group g are splat, operands contiguous along g (coefficient 1)
  * are vector loads of the `lanes` valid lanes. NULL when the epilogue does
  * not qualify (other ops or types, strided operands). */
+bool hc_epilogue_whole_vectors(const hc_epilogue* e, int g) {
+  const hc_node* n = e->node;
+  if (!e->count || n->outputs[0]->dtype != HX_DTYPE_FLOAT32) return false;
+  for (int j = 0; j < n->num_fused; ++j)
+    if (!vector_safe_op(n, n->fused[j].node) || n->fused[j].node->outputs[0]->dtype != HX_DTYPE_FLOAT32) return false;
+  for (int i = n->fused_input_base; i < n->num_inputs; ++i) {
+    const hc_value* v = n->inputs[i];
+    int k = i - n->fused_input_base;
+    if (v && (v->dtype != HX_DTYPE_FLOAT32 || (e->coef[k][g] != 0 && e->coef[k][g] != 1))) return false;
+  }
+  return true;
+}
+
 static LLVMValueRef apply_whole_vector(hc_kb* kb, const hc_epilogue* e, LLVMValueRef value, LLVMValueRef* coord, int g,
                                        unsigned lanes) {
   const hc_node* n = e->node;
   LLVMTypeRef vt = LLVMTypeOf(value);
   if (LLVMGetTypeKind(vt) != LLVMVectorTypeKind || LLVMGetElementType(vt) != kb->t_f32) return NULL;
-  if (n->outputs[0]->dtype != HX_DTYPE_FLOAT32) return NULL;
-  for (int j = 0; j < n->num_fused; ++j)
-    if (!vector_safe_op(n->fused[j].node->op_type) || n->fused[j].node->outputs[0]->dtype != HX_DTYPE_FLOAT32)
-      return NULL;
+  if (!hc_epilogue_whole_vectors(e, g)) return NULL;
   unsigned vl = LLVMGetVectorSize(vt);
-  for (int i = n->fused_input_base; i < n->num_inputs; ++i) {
-    const hc_value* v = n->inputs[i];
-    int k = i - n->fused_input_base;
-    if (v && (v->dtype != HX_DTYPE_FLOAT32 || (e->coef[k][g] != 0 && e->coef[k][g] != 1))) return NULL;
-  }
   LLVMValueRef inputs[HC_EPILOGUE_MAX_INPUTS + 8] = {0};
   for (int i = n->fused_input_base; i < n->num_inputs; ++i) {
     int k = i - n->fused_input_base;

@@ -46,6 +46,11 @@ LLVMValueRef hc_epilogue_apply(hc_kb* kb, const hc_epilogue* e, LLVMValueRef val
  * loads of consecutive lanes become vector loads). */
 LLVMValueRef hc_epilogue_apply_vec(hc_kb* kb, const hc_epilogue* e, LLVMValueRef value, LLVMValueRef* coord, int g,
                                    unsigned lanes);
+/* True when hc_epilogue_apply_vec evaluates e's ops on whole float32
+ * vectors along group g (ops built from arithmetic alone, the epilogues'
+ * fast Sigmoid among them; operands uniform or contiguous along g), not
+ * lane by lane. */
+bool hc_epilogue_whole_vectors(const hc_epilogue* e, int g);
 
 /* Output 0 of n shares its bytes with input k, an epilogue operand
  * (memory planning wrote it in place there). */

@@ -15,7 +15,12 @@
 
 static bool is_f64(hx_dtype_t dt) { return dt == HX_DTYPE_FLOAT64; }
 
-LLVMValueRef hc_ew_c(hc_kb* kb, hx_dtype_t dt, double v) { return LLVMConstReal(hc_kb_compute_type(kb, dt), v); }
+/* Splat over kb->const_lanes where fused ops are evaluated on whole
+ * vectors (hc_epilogue_apply_vec), like hc_kb_const. */
+LLVMValueRef hc_ew_c(hc_kb* kb, hx_dtype_t dt, double v) {
+  LLVMValueRef c = LLVMConstReal(hc_kb_compute_type(kb, dt), v);
+  return kb->const_lanes ? hc_kb_splat(kb, c, kb->const_lanes) : c;
+}
 
 LLVMValueRef hc_ew_poly(hc_kb* kb, hx_dtype_t dt, LLVMValueRef x, const double* c, int n) {
   LLVMValueRef p = hc_ew_c(kb, dt, c[0]);
@@ -84,9 +89,18 @@ static LLVMValueRef exp_f32(hc_kb* kb, LLVMValueRef x) {
  * in the exponent field. */
 static LLVMValueRef pow2_normal(hc_kb* kb, LLVMValueRef nf) {
   LLVMBuilderRef b = kb->b;
-  LLVMValueRef n = LLVMBuildFPToSI(b, nf, kb->t_i32, "");
-  LLVMValueRef e = LLVMBuildShl(b, LLVMBuildAdd(b, n, LLVMConstInt(kb->t_i32, 127, 0), ""), LLVMConstInt(kb->t_i32, 23, 0), "");
-  return LLVMBuildBitCast(b, e, kb->t_f32, "");
+  /* float32 or a vector of them (the fast sigmoid on whole vectors). */
+  LLVMTypeRef ft = LLVMTypeOf(nf);
+  bool vec = LLVMGetTypeKind(ft) == LLVMVectorTypeKind;
+  unsigned lanes = vec ? LLVMGetVectorSize(ft) : 0;
+  LLVMTypeRef it = vec ? LLVMVectorType(kb->t_i32, lanes) : kb->t_i32;
+  LLVMValueRef c127 = LLVMConstInt(kb->t_i32, 127, 0), c23 = LLVMConstInt(kb->t_i32, 23, 0);
+  if (vec) {
+    c127 = hc_kb_splat(kb, c127, lanes);
+    c23 = hc_kb_splat(kb, c23, lanes);
+  }
+  LLVMValueRef n = LLVMBuildFPToSI(b, nf, it, "");
+  return LLVMBuildBitCast(b, LLVMBuildShl(b, LLVMBuildAdd(b, n, c127, ""), c23, ""), ft, "");
 }
 
 /* exp_f32 for x in [-87, 88] (x is clamped there; NaN is not kept): every
@@ -342,7 +356,7 @@ static LLVMValueRef exp_neg_fast(hc_kb* kb, LLVMValueRef x) {
   LLVMValueRef lo = hc_ew_c(kb, dt, -126.0), hi = hc_ew_c(kb, dt, 128.0);
   t = sel(kb, fcmp(kb, LLVMRealOLT, t, lo), lo, t);
   t = sel(kb, fcmp(kb, LLVMRealOGT, t, hi), hi, t);
-  LLVMValueRef nf = hc_kb_intrinsic(kb, "llvm.roundeven", kb->t_f32, &t, 1);
+  LLVMValueRef nf = hc_kb_intrinsic(kb, "llvm.roundeven", LLVMTypeOf(t), &t, 1);
   LLVMValueRef p = hc_ew_poly(kb, dt, hc_kb_sub(kb, dt, t, nf), k_exp2, 6);
   return hc_kb_mul(kb, dt, p, pow2_normal(kb, nf));
 }

@@ -45,18 +45,18 @@ extern const hc_op_desc hc_op_conv, hc_op_matmul, hc_op_gemm;
 /* In a convolution's or product's epilogue (SiLU after a Conv) the cheaper
  * sigmoid: there it runs once per output element, a quarter of
  * EfficientNet's time; the standalone op keeps the 1-ulp one. */
-static bool fast_sigmoid_here(const hc_kb* kb, const hc_node* n) {
-  return dt0(n) == HX_DTYPE_FLOAT32 && kb->node && kb->node != n &&
-         (kb->node->op == &hc_op_conv || kb->node->op == &hc_op_matmul || kb->node->op == &hc_op_gemm);
+bool hc_sigmoid_fast_in(const hc_node* owner, const hc_node* sigmoid) {
+  return dt0(sigmoid) == HX_DTYPE_FLOAT32 && owner && owner != sigmoid &&
+         (owner->op == &hc_op_conv || owner->op == &hc_op_matmul || owner->op == &hc_op_gemm);
 }
 
 static LLVMValueRef s_sigmoid(hc_kb* kb, const hc_node* n, LLVMValueRef* in) {
-  if (fast_sigmoid_here(kb, n)) return hc_ew_sigmoid_fast(kb, dt0(n), in[0]);
+  if (hc_sigmoid_fast_in(kb->node, n)) return hc_ew_sigmoid_fast(kb, dt0(n), in[0]);
   return hc_ew_sigmoid(kb, dt0(n), in[0]);
 }
 
 LLVMValueRef hc_silu_fast(hc_kb* kb, const hc_node* sigmoid, LLVMValueRef x) {
-  return fast_sigmoid_here(kb, sigmoid) ? hc_ew_silu_fast(kb, HX_DTYPE_FLOAT32, x) : NULL;
+  return hc_sigmoid_fast_in(kb->node, sigmoid) ? hc_ew_silu_fast(kb, HX_DTYPE_FLOAT32, x) : NULL;
 }
 
 /* clamp(v, 0, 1) with NaN passing through. */

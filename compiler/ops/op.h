@@ -90,6 +90,10 @@ hx_status_t hc_op_lower(hc_lower_ctx* lc, hc_node* n);
  * node would take the epilogues' fast sigmoid (activation.c); NULL
  * elsewhere. */
 LLVMValueRef hc_silu_fast(hc_kb* kb, const hc_node* sigmoid, LLVMValueRef x);
+/* Whether a Sigmoid fused into owner's epilogue takes the fast sigmoid
+ * (float32, in a convolution's or product's epilogue), which is built
+ * from arithmetic alone and so is valid on whole vectors too. */
+bool hc_sigmoid_fast_in(const hc_node* owner, const hc_node* sigmoid);
 /* Iterates the registry (for docs and `harnessc check`). */
 int hc_op_count(void);
 const hc_op_desc* hc_op_at(int i);
