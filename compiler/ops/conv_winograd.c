@@ -11,8 +11,9 @@
  *  - "w": U = G g G^T in panels of 16 output channels, U[xi][oc/16][c][16]
  *    (only when the weights are not a constant the pack-weights pass
  *    transformed at compile time; both in double precision);
- *  - "in": V[xi][c][t] = B^T d B, vector lanes = consecutive tiles, the
- *    patches gathered from x (zeros outside it: the padding);
+ *  - "in": V[xi][c][t] = B^T d B, vector lanes = consecutive tiles of a
+ *    tile row, each patch row read as a run of columns (zeros outside x:
+ *    the padding) and split into the tiles' elements by shuffles;
  *  - "mm": the alpha^2 products with the register-tiled micro-kernel,
  *    output channels as vectors (U's panels) and tiles broadcast from V, so
  *    no work is spent on padding tiles: Mx[xi][t][oc];
@@ -222,7 +223,7 @@ static void wino_geometry(const hc_wino_shape* s, int m, bool packed, bool grow,
  * down to 7x7 planes. */
 int hc_wino_choose(const hc_wino_shape* s) {
   if (s->C < 16 || s->M < 16 || s->OH < 4 || s->OW < 4) return 0;
-  /* 32-bit gather offsets and tables. */
+  /* 32-bit tile offsets and tables. */
   if (s->N * s->C * s->H * s->W >= ((int64_t)1 << 31) || s->N * s->M * s->OH * s->OW >= ((int64_t)1 << 31)) return 0;
   int64_t t4 = s->N * ((s->OH + 3) / 4) * ((s->OW + 3) / 4), t2 = s->N * ((s->OH + 1) / 2) * ((s->OW + 1) / 2);
   int m = t4 >= WINO_F4_MIN_TILES ? 4 : t2 >= WINO_F2_MIN_TILES ? 2 : 0;
@@ -436,8 +437,7 @@ static LLVMValueRef ws_block(hc_kb* kb, const wino_emit* e, uint64_t off, int* s
 
 /* Per-tile i32 tables, 6 rows of Tp entries: input offset of the patch's
  * top-left element (channel 0), its row and column (rows far negative past
- * the last tile, so that every gather lane is masked off), the image, and
- * the output row and column of the tile. */
+ * the last tile), the image, and the output row and column of the tile. */
 enum { TAB_XBASE, TAB_Y0, TAB_X0, TAB_IMG, TAB_OY, TAB_OX, TAB_ROWS };
 
 static hx_status_t emit_tables(wino_emit* e) {
@@ -465,15 +465,6 @@ static hx_status_t emit_tables(wino_emit* e) {
   free(el);
   e->tab = hc_kb_const_table(e->lc, init, "wino_tiles", 64);
   return HX_OK;
-}
-
-static LLVMValueRef tab_vec(hc_kb* kb, const wino_emit* e, int row, LLVMValueRef t0) {
-  LLVMTypeRef i32 = LLVMInt32TypeInContext(kb->lc->llctx);
-  LLVMValueRef idx = hc_kb_iadd(kb, t0, hc_kb_i64(kb, (int64_t)row * e->g.Tp));
-  LLVMValueRef p = LLVMBuildGEP2(kb->b, i32, e->tab, &idx, 1, "");
-  LLVMValueRef ld = LLVMBuildLoad2(kb->b, LLVMVectorType(i32, e->vl), p, "");
-  LLVMSetAlignment(ld, 4);
-  return ld;
 }
 
 static LLVMValueRef tab_at(hc_kb* kb, const wino_emit* e, int row, LLVMValueRef t) {
@@ -560,58 +551,208 @@ static hx_status_t emit_weights(wino_emit* e) {
   return HX_OK;
 }
 
-/* "wino_in": V[xi][c][t0 .. t0+VL) = B^T d B, one task per (channel, VL tiles). */
+/* Two-source shuffle of vectors a and b (same type) by the constant lanes idx. */
+static LLVMValueRef shuf(hc_kb* kb, LLVMValueRef a, LLVMValueRef b, const int* idx, unsigned n) {
+  LLVMValueRef c[128];
+  for (unsigned l = 0; l < n; ++l) c[l] = LLVMConstInt(kb->t_i32, (unsigned long long)idx[l], 0);
+  return LLVMBuildShuffleVector(kb->b, a, b, LLVMConstVector(c, n), "");
+}
+
+/* d[q] (q < a), lanes l = column q + m*l of the run of input columns held
+ * by the VL-lane vectors piece[0..np): element q of the patch row of each
+ * of VL consecutive tiles. With 8 lanes, m = 4: the 4x4 transpose of the
+ * tiles' first four columns after a 128-bit regrouping (12 shuffles for
+ * the first four d, a lane shift each for the last two); m = 2: even and
+ * odd lanes, then shifts. Other widths: one shuffle of all the columns,
+ * left to LLVM. */
+static void deinterleave(hc_kb* kb, LLVMValueRef* piece, int np, int m, int a, unsigned vl, LLVMValueRef* d) {
+  if (vl == 8 && m == 4 && np >= 5) {
+    static const int lo[8] = {0, 1, 2, 3, 8, 9, 10, 11}, hi[8] = {4, 5, 6, 7, 12, 13, 14, 15};
+    static const int ulo[8] = {0, 8, 1, 9, 4, 12, 5, 13}, uhi[8] = {2, 10, 3, 11, 6, 14, 7, 15};
+    static const int dlo[8] = {0, 1, 8, 9, 4, 5, 12, 13}, dhi[8] = {2, 3, 10, 11, 6, 7, 14, 15};
+    LLVMValueRef g0 = shuf(kb, piece[0], piece[2], lo, 8), g1 = shuf(kb, piece[0], piece[2], hi, 8);
+    LLVMValueRef g2 = shuf(kb, piece[1], piece[3], lo, 8), g3 = shuf(kb, piece[1], piece[3], hi, 8);
+    LLVMValueRef t0 = shuf(kb, g0, g1, ulo, 8), t1 = shuf(kb, g0, g1, uhi, 8);
+    LLVMValueRef t2 = shuf(kb, g2, g3, ulo, 8), t3 = shuf(kb, g2, g3, uhi, 8);
+    LLVMValueRef p[4] = {shuf(kb, t0, t2, dlo, 8), shuf(kb, t0, t2, dhi, 8), shuf(kb, t1, t3, dlo, 8),
+                         shuf(kb, t1, t3, dhi, 8)};
+    for (int q = 0; q < a; ++q) {
+      if (q < 4) {
+        d[q] = p[q];
+      } else {
+        /* Column q = column q - 4 of the next tile; the last from piece 4. */
+        int sh[8] = {1, 2, 3, 4, 5, 6, 7, 8 + (q - 4)};
+        d[q] = shuf(kb, p[q - 4], piece[4], sh, 8);
+      }
+    }
+    return;
+  }
+  if (vl == 8 && m == 2 && np >= 3) {
+    static const int ev[8] = {0, 2, 4, 6, 8, 10, 12, 14}, od[8] = {1, 3, 5, 7, 9, 11, 13, 15};
+    LLVMValueRef p[2] = {shuf(kb, piece[0], piece[1], ev, 8), shuf(kb, piece[0], piece[1], od, 8)};
+    for (int q = 0; q < a; ++q) {
+      if (q < 2) {
+        d[q] = p[q];
+      } else {
+        int sh[8] = {1, 2, 3, 4, 5, 6, 7, 8 + (q - 2)};
+        d[q] = shuf(kb, p[q - 2], piece[2], sh, 8);
+      }
+    }
+    return;
+  }
+  /* The pieces as one vector (their count padded to a power of 2). */
+  LLVMTypeRef vt = LLVMTypeOf(piece[0]);
+  int w = 1;
+  while (w < np) w *= 2;
+  LLVMValueRef cat[8];
+  for (int k = 0; k < w; ++k) cat[k] = k < np ? piece[k] : LLVMConstNull(vt);
+  for (unsigned len = vl; w > 1; w /= 2, len *= 2) {
+    int idx[128];
+    for (unsigned l = 0; l < 2 * len; ++l) idx[l] = (int)l;
+    for (int k = 0; k < w / 2; ++k) cat[k] = shuf(kb, cat[2 * k], cat[2 * k + 1], idx, 2 * len);
+  }
+  for (int q = 0; q < a; ++q) {
+    int idx[64];
+    for (unsigned l = 0; l < vl; ++l) idx[l] = q + m * (int)l;
+    d[q] = shuf(kb, cat[0], LLVMGetUndef(LLVMTypeOf(cat[0])), idx, vl);
+  }
+}
+
+/* "wino_in": V[xi][c][t] = B^T d B, one task per channel of the block.
+ * Vector lanes are consecutive tiles of one tile row (a chunk of at most
+ * VL): patch row r of the chunk is one run of input columns, read as a few
+ * masked vector loads (zeros outside x: the padding), and element q of
+ * every tile's patch row is a stride-m shuffle of them. Gathering each
+ * element (the first version) took 4x the time: on Zen 3 the 36 gathers of
+ * an F(4,3) chunk cost three quarters of the kernel. A chunk's stores are
+ * whole vectors; the lanes past its tiles land on the tiles of the chunks
+ * the task writes next (or on the block's padding), and only a store that
+ * would reach past the channel's row of V is masked. */
 static hx_status_t emit_input(wino_emit* e) {
   const hc_wino_shape* s = e->s;
   const wino_mat* t = &e->t;
   const wino_geo* g = &e->g;
-  int a = t->a;
+  int a = t->a, m = t->m;
   unsigned vl = e->vl;
-  int64_t nb = e->tnp / vl;
+  /* Input columns of a chunk's patch rows, in whole vectors. */
+  int npiece = (int)((m * (int64_t)(vl - 1) + a + vl - 1) / vl);
   hc_kb kb;
-  HX_RETURN_IF_ERROR(hc_kb_begin(e->lc, e->n, e->t.m == 4 ? "wino4_in" : "wino2_in", s->C * nb, &kb));
+  HX_RETURN_IF_ERROR(hc_kb_begin(e->lc, e->n, e->t.m == 4 ? "wino4_in" : "wino2_in", s->C, &kb));
   hc_ukr_prefer_full_width(&kb);
   LLVMBuilderRef b = kb.b;
+  LLVMTypeRef i32 = LLVMInt32TypeInContext(kb.lc->llctx);
+  bool half = s->dt == HX_DTYPE_FLOAT16;
+  LLVMTypeRef et = half ? kb.t_f16 : kb.t_f32;
+  LLVMTypeRef lvt = LLVMVectorType(et, vl), vt = LLVMVectorType(kb.t_f32, vl);
   LLVMValueRef X = hc_kb_ptr(&kb, e->n->inputs[0]);
   LLVMValueRef V = ws_block(&kb, e, g->v_off, &e->lane_slot[0]);
-  hc_loop task;
-  LLVMValueRef tk = hc_kb_task_loop_begin(&kb, &task);
-  LLVMValueRef c = LLVMBuildUDiv(b, tk, hc_kb_i64(&kb, nb), "");
-  LLVMValueRef t0 = hc_kb_imul(&kb, LLVMBuildURem(b, tk, hc_kb_i64(&kb, nb), ""), hc_kb_i64(&kb, vl));
-  LLVMTypeRef i32 = LLVMInt32TypeInContext(kb.lc->llctx);
-  LLVMValueRef cplane = LLVMBuildTrunc(b, hc_kb_imul(&kb, c, hc_kb_i64(&kb, s->H * s->W)), i32, "");
-  /* The tables' index; the block's first tile comes from the kernel's
-   * table so that all whole blocks share one body. */
-  LLVMValueRef gt0 = hc_kb_iadd(&kb, t0, hc_kb_param(&kb, e->bt0));
+  /* The block's first tile comes from the kernel's table so that all whole
+   * blocks share one body. */
+  LLVMValueRef bt0 = hc_kb_param(&kb, e->bt0);
   e->bt0_slot_in = kb.last_param;
-  LLVMValueRef base = LLVMBuildAdd(b, tab_vec(&kb, e, TAB_XBASE, gt0), hc_kb_splat(&kb, cplane, vl), "");
-  LLVMValueRef y0 = tab_vec(&kb, e, TAB_Y0, gt0), x0 = tab_vec(&kb, e, TAB_X0, gt0);
-  LLVMValueRef rowm[WINO_MAX_A], colm[WINO_MAX_A];
-  for (int r = 0; r < a; ++r) {
-    rowm[r] = LLVMBuildICmp(b, LLVMIntULT, LLVMBuildAdd(b, y0, splat_i32(&kb, r, vl), ""), splat_i32(&kb, s->H, vl), "");
-    colm[r] = LLVMBuildICmp(b, LLVMIntULT, LLVMBuildAdd(b, x0, splat_i32(&kb, r, vl), ""), splat_i32(&kb, s->W, vl), "");
+  LLVMValueRef iota[64];
+  for (unsigned l = 0; l < vl; ++l) iota[l] = LLVMConstInt(i32, l, 0);
+  LLVMValueRef lanes = LLVMConstVector(iota, vl);
+  hc_loop task;
+  LLVMValueRef c = hc_kb_task_loop_begin(&kb, &task);
+  LLVMValueRef cplane = hc_kb_imul(&kb, c, hc_kb_i64(&kb, s->H * s->W));
+  LLVMValueRef vrow = hc_kb_imul(&kb, c, hc_kb_i64(&kb, g->Tb));
+  hc_loop chunk;
+  LLVMValueRef end = hc_kb_iadd(&kb, bt0, hc_kb_i64(&kb, e->tn));
+  LLVMValueRef t0 = hc_loop_begin(&kb, &chunk, bt0, end, "chunk");
+  /* Tiles [t0, t0 + n): up to VL, within t0's tile row and the block. */
+  LLVMValueRef row_end = hc_kb_imul(&kb, hc_kb_iadd(&kb, LLVMBuildUDiv(b, t0, hc_kb_i64(&kb, g->tw), ""), hc_kb_i64(&kb, 1)),
+                                    hc_kb_i64(&kb, g->tw));
+  LLVMValueRef n = hc_kb_imin(&kb, hc_kb_imin(&kb, hc_kb_i64(&kb, vl), LLVMBuildSub(b, row_end, t0, "")),
+                              LLVMBuildSub(b, end, t0, ""));
+  chunk.step = n;
+  LLVMValueRef xbase = hc_kb_iadd(&kb, tab_at(&kb, e, TAB_XBASE, t0), cplane);
+  LLVMValueRef y0 = tab_at(&kb, e, TAB_Y0, t0), x0 = tab_at(&kb, e, TAB_X0, t0);
+  /* Columns x0 + p*VL + l inside [0, W), for every patch row. */
+  LLVMValueRef colm[8];
+  LLVMValueRef x0v = hc_kb_splat(&kb, LLVMBuildTrunc(b, x0, i32, ""), vl);
+  for (int p = 0; p < npiece; ++p) {
+    LLVMValueRef col = LLVMBuildAdd(b, LLVMBuildAdd(b, x0v, lanes, ""), splat_i32(&kb, (int64_t)p * vl, vl), "");
+    colm[p] = LLVMBuildICmp(b, LLVMIntULT, col, splat_i32(&kb, s->W, vl), "");
   }
-  /* Row transform of each patch row as it is gathered: u[r][j] = sum_s d[r][s] BT[j][s]. */
+  LLVMValueRef interior = LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntSGE, x0, hc_kb_i64(&kb, 0), ""),
+                                       LLVMBuildICmp(b, LLVMIntSLE, hc_kb_iadd(&kb, x0, hc_kb_i64(&kb, (int64_t)npiece * vl)),
+                                                     hc_kb_i64(&kb, s->W), ""), "");
+  /* Row transform of each patch row as it is read: u[r][j] = sum_s d[r][s] BT[j][s]. */
   LLVMValueRef u[WINO_MAX_A][WINO_MAX_A];
   for (int r = 0; r < a; ++r) {
-    LLVMValueRef d[WINO_MAX_A];
-    for (int q = 0; q < a; ++q) {
-      LLVMValueRef idx = LLVMBuildAdd(b, base, splat_i32(&kb, (int64_t)r * s->W + q, vl), "");
-      LLVMValueRef ptrs = LLVMBuildGEP2(b, s->dt == HX_DTYPE_FLOAT16 ? kb.t_f16 : kb.t_f32, X, &idx, 1, "");
-      d[q] = gather(&kb, s->dt, ptrs, LLVMBuildAnd(b, rowm[r], colm[q], ""), vl);
+    LLVMValueRef yr = hc_kb_iadd(&kb, y0, hc_kb_i64(&kb, r));
+    LLVMValueRef inside = LLVMBuildICmp(b, LLVMIntULT, yr, hc_kb_i64(&kb, s->H), "");
+    LLVMValueRef at = hc_kb_iadd(&kb, xbase, hc_kb_i64(&kb, (int64_t)r * s->W));
+    /* Three ways to a patch row, by branches that rarely change: zeros
+     * (a row of padding), plain loads (every column inside x), masked
+     * loads (the border chunks). */
+    LLVMBasicBlockRef bb[4];
+    const char* names[4] = {"in_plain", "in_masked", "in_zero", "in_row"};
+    for (int k = 0; k < 4; ++k) bb[k] = LLVMAppendBasicBlockInContext(kb.lc->llctx, kb.fn, names[k]);
+    LLVMBasicBlockRef bb_test = LLVMAppendBasicBlockInContext(kb.lc->llctx, kb.fn, "in_cols");
+    LLVMBuildCondBr(b, inside, bb_test, bb[2]);
+    LLVMPositionBuilderAtEnd(b, bb_test);
+    LLVMBuildCondBr(b, interior, bb[0], bb[1]);
+    LLVMValueRef got[3][8];
+    for (int way = 0; way < 3; ++way) {
+      LLVMPositionBuilderAtEnd(b, bb[way]);
+      for (int p = 0; p < npiece; ++p) {
+        LLVMValueRef ptr = hc_kb_gep(&kb, s->dt, X, hc_kb_iadd(&kb, at, hc_kb_i64(&kb, (int64_t)p * vl)));
+        LLVMValueRef v;
+        if (way == 0) {
+          v = LLVMBuildLoad2(b, lvt, ptr, "");
+          LLVMSetAlignment(v, half ? 2 : 4);
+        } else if (way == 1) {
+          v = hc_kb_masked_load(&kb, lvt, ptr, half ? 2 : 4, colm[p]);
+        } else {
+          v = LLVMConstNull(lvt);
+        }
+        got[way][p] = half ? LLVMBuildFPExt(b, v, vt, "") : v;
+      }
+      LLVMBuildBr(b, bb[3]);
     }
+    LLVMPositionBuilderAtEnd(b, bb[3]);
+    LLVMValueRef piece[8];
+    for (int p = 0; p < npiece; ++p) {
+      piece[p] = LLVMBuildPhi(b, vt, "");
+      LLVMValueRef vals[3] = {got[0][p], got[1][p], got[2][p]};
+      LLVMAddIncoming(piece[p], vals, bb, 3);
+    }
+    LLVMValueRef d[WINO_MAX_A];
+    deinterleave(&kb, piece, npiece, m, a, vl, d);
     for (int j = 0; j < a; ++j) u[r][j] = lin(&kb, t->BT[j], d, a);
   }
+  /* Whole-vector stores unless one would pass the end of the channel's row
+   * of V (Tb tiles): the block's last chunks. */
+  LLVMValueRef tl = LLVMBuildSub(b, t0, bt0, "");
+  LLVMValueRef whole = LLVMBuildICmp(b, LLVMIntSLE, hc_kb_iadd(&kb, tl, hc_kb_i64(&kb, vl)), hc_kb_i64(&kb, g->Tb), "");
+  LLVMValueRef keep = LLVMBuildICmp(b, LLVMIntULT, lanes, hc_kb_splat(&kb, LLVMBuildTrunc(b, n, i32, ""), vl), "");
+  LLVMValueRef vout[WINO_MAX_A * WINO_MAX_A];
   for (int i = 0; i < a; ++i)
     for (int j = 0; j < a; ++j) {
       LLVMValueRef col[WINO_MAX_A];
       for (int r = 0; r < a; ++r) col[r] = u[r][j];
-      LLVMValueRef v = lin(&kb, t->BT[i], col, a);
-      LLVMValueRef idx = hc_kb_iadd(&kb, hc_kb_iadd(&kb, hc_kb_i64(&kb, (int64_t)(i * a + j) * g->vxs),
-                                                    hc_kb_imul(&kb, c, hc_kb_i64(&kb, g->Tb))),
-                                    t0);
-      hc_ukr_store(&kb, HX_DTYPE_FLOAT32, V, idx, v, vl, vl);
+      vout[i * a + j] = lin(&kb, t->BT[i], col, a);
     }
+  LLVMValueRef fn = LLVMGetBasicBlockParent(LLVMGetInsertBlock(b));
+  LLVMBasicBlockRef bb_whole = LLVMAppendBasicBlockInContext(kb.lc->llctx, fn, "in_whole");
+  LLVMBasicBlockRef bb_masked = LLVMAppendBasicBlockInContext(kb.lc->llctx, fn, "in_masked");
+  LLVMBasicBlockRef bb_join = LLVMAppendBasicBlockInContext(kb.lc->llctx, fn, "in_join");
+  LLVMBuildCondBr(b, whole, bb_whole, bb_masked);
+  for (int pass = 0; pass < 2; ++pass) {
+    LLVMPositionBuilderAtEnd(b, pass == 0 ? bb_whole : bb_masked);
+    for (int xi = 0; xi < a * a; ++xi) {
+      LLVMValueRef idx = hc_kb_iadd(&kb, hc_kb_iadd(&kb, hc_kb_i64(&kb, (int64_t)xi * g->vxs), vrow), tl);
+      if (pass == 0)
+        hc_ukr_store(&kb, HX_DTYPE_FLOAT32, V, idx, vout[xi], vl, vl);
+      else
+        hc_kb_masked_store(&kb, vout[xi], hc_kb_gep(&kb, HX_DTYPE_FLOAT32, V, idx), 4, keep);
+    }
+    LLVMBuildBr(b, bb_join);
+  }
+  LLVMPositionBuilderAtEnd(b, bb_join);
+  hc_loop_end(&kb, &chunk);
   hc_loop_end(&kb, &task);
   hc_kb_end(&kb, (double)(s->C * e->tnp) * 4.0 * a * a * 2.0,
             (double)hc_value_nbytes(e->n->inputs[0]) * (double)e->tn / (double)g->T +
