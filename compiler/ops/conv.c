@@ -2032,10 +2032,10 @@ static void plan_channels(const hc_lower_ctx* lc, const conv_plan* p, const int6
   /* On small planes the tiles of a task sweep all of a slice's input
    * planes, again for every tile: a slice whose input planes and panel
    * fit a third of L1 keeps them there (7x7: 42 input channels instead
-   * of 128; MobileNetV2's 960 -> 320 and 960 -> 160 projections in
-   * 0.92-0.95 of the time, half of L1 gained less, a sixth lost). Larger
-   * planes would need slices too thin to pay for their partial sums
-   * (14x14: 12 channels), and keep the panel's rule. */
+   * of 128; MobileNetV2's 960 -> 320 and 960 -> 160 projections alone
+   * in 0.92-0.95 of the time, half of L1 gained less, a sixth lost).
+   * Larger planes would need slices too thin to pay for their partial
+   * sums (14x14: 12 channels), and keep the panel's rule. */
   int64_t in_l1 = hc_ukr_l1d_bytes(lc) / 3 / ((p->in_plane + p->ktot * q->nr) * 4);
   if (!l2_panel && in_l1 >= 16 && in_l1 < q->kic) q->kic = in_l1;
   if (q->kic < 1) q->kic = 1;

@@ -566,6 +566,7 @@ static LLVMValueRef shuf(hc_kb* kb, LLVMValueRef a, LLVMValueRef b, const int* i
  * odd lanes, then shifts. Other widths: one shuffle of all the columns,
  * left to LLVM. */
 static void deinterleave(hc_kb* kb, LLVMValueRef* piece, int np, int m, int a, unsigned vl, LLVMValueRef* d) {
+  LLVMValueRef p[4] = {NULL};
   if (vl == 8 && m == 4 && np >= 5) {
     static const int lo[8] = {0, 1, 2, 3, 8, 9, 10, 11}, hi[8] = {4, 5, 6, 7, 12, 13, 14, 15};
     static const int ulo[8] = {0, 8, 1, 9, 4, 12, 5, 13}, uhi[8] = {2, 10, 3, 11, 6, 14, 7, 15};
@@ -574,29 +575,21 @@ static void deinterleave(hc_kb* kb, LLVMValueRef* piece, int np, int m, int a, u
     LLVMValueRef g2 = shuf(kb, piece[1], piece[3], lo, 8), g3 = shuf(kb, piece[1], piece[3], hi, 8);
     LLVMValueRef t0 = shuf(kb, g0, g1, ulo, 8), t1 = shuf(kb, g0, g1, uhi, 8);
     LLVMValueRef t2 = shuf(kb, g2, g3, ulo, 8), t3 = shuf(kb, g2, g3, uhi, 8);
-    LLVMValueRef p[4] = {shuf(kb, t0, t2, dlo, 8), shuf(kb, t0, t2, dhi, 8), shuf(kb, t1, t3, dlo, 8),
-                         shuf(kb, t1, t3, dhi, 8)};
-    for (int q = 0; q < a; ++q) {
-      if (q < 4) {
-        d[q] = p[q];
-      } else {
-        /* Column q = column q - 4 of the next tile; the last from piece 4. */
-        int sh[8] = {1, 2, 3, 4, 5, 6, 7, 8 + (q - 4)};
-        d[q] = shuf(kb, p[q - 4], piece[4], sh, 8);
-      }
-    }
-    return;
-  }
-  if (vl == 8 && m == 2 && np >= 3) {
+    p[0] = shuf(kb, t0, t2, dlo, 8);
+    p[1] = shuf(kb, t0, t2, dhi, 8);
+    p[2] = shuf(kb, t1, t3, dlo, 8);
+    p[3] = shuf(kb, t1, t3, dhi, 8);
+  } else if (vl == 8 && m == 2 && np >= 3) {
     static const int ev[8] = {0, 2, 4, 6, 8, 10, 12, 14}, od[8] = {1, 3, 5, 7, 9, 11, 13, 15};
-    LLVMValueRef p[2] = {shuf(kb, piece[0], piece[1], ev, 8), shuf(kb, piece[0], piece[1], od, 8)};
+    p[0] = shuf(kb, piece[0], piece[1], ev, 8);
+    p[1] = shuf(kb, piece[0], piece[1], od, 8);
+  }
+  if (p[0]) {
+    /* Columns q >= m: column q - m of the next tile, the last lane's from
+     * piece m (columns 8m and up). */
     for (int q = 0; q < a; ++q) {
-      if (q < 2) {
-        d[q] = p[q];
-      } else {
-        int sh[8] = {1, 2, 3, 4, 5, 6, 7, 8 + (q - 2)};
-        d[q] = shuf(kb, p[q - 2], piece[2], sh, 8);
-      }
+      int sh[8] = {1, 2, 3, 4, 5, 6, 7, 8 + (q - m)};
+      d[q] = q < m ? p[q] : shuf(kb, p[q - m], piece[m], sh, 8);
     }
     return;
   }

@@ -311,6 +311,26 @@ static LLVMValueRef sep_max(hc_kb* kb, hx_dtype_t dt, LLVMValueRef a, LLVMValueR
   return LLVMBuildSelect(kb->b, LLVMBuildFCmp(kb->b, LLVMRealUNO, x, x, ""), x, m, "");
 }
 
+/* Part `part` of a row pass over the IL input columns: [0, vec_il) in
+ * vectors of w = SEP_VL float32 columns (part 0), then the rest one by one
+ * (part 1). False past the last part. */
+static bool sep_part(int part, int64_t vec_il, int64_t IL, int64_t* w, int64_t* from, int64_t* to) {
+  if (part > 1) return false;
+  *w = part == 0 ? SEP_VL : 1;
+  *from = part == 0 ? 0 : vec_il;
+  *to = part == 0 ? vec_il : IL;
+  return true;
+}
+
+/* x[xi .. xi + w) in the compute type ct: a vector of w float32 columns,
+ * or one element (w = 1, converted from dt). */
+static LLVMValueRef sep_load(hc_kb* kb, hx_dtype_t dt, LLVMTypeRef ct, LLVMValueRef X, LLVMValueRef xi, int64_t w) {
+  if (w == 1) return hc_kb_load(kb, dt, X, xi);
+  LLVMValueRef v = LLVMBuildLoad2(kb->b, LLVMVectorType(ct, (unsigned)w), hc_kb_gep(kb, dt, X, xi), "");
+  LLVMSetAlignment(v, 4);
+  return v;
+}
+
 static hx_status_t lower_max_pool_separable(hc_lower_ctx* lc, hc_node* n, const pool_plan* pp) {
   const pool_plan p = *pp;
   const int L = p.nd - 1;
@@ -398,23 +418,18 @@ static hx_status_t lower_max_pool_separable(hc_lower_ctx* lc, hc_node* n, const 
     LLVMBuildCondBr(b, full, bb_full, bb_part);
     LLVMPositionBuilderAtEnd(b, bb_full);
     LLVMValueRef x0 = hc_kb_iadd(&kb, xplane, hc_kb_imul(&kb, a0, hc_kb_i64(&kb, xs[0])));
-    for (int part = 0; part < 2; ++part) {
-      /* Vectors of SEP_VL float32 columns, then the rest one by one. */
-      int64_t w = part == 0 ? (p.dt == HX_DTYPE_FLOAT32 ? SEP_VL : 0) : 1;
-      int64_t from = part == 0 ? 0 : vec_il, to = part == 0 ? vec_il : IL;
-      if (!w || to <= from) continue;
-      LLVMTypeRef lt = w > 1 ? LLVMVectorType(ct, (unsigned)w) : ct;
+    int64_t w, from, to;
+    for (int part = 0; sep_part(part, vec_il, IL, &w, &from, &to); ++part) {
+      if (to <= from) continue;
       hc_loop cl;
       LLVMValueRef c = hc_loop_begin_step(&kb, &cl, hc_kb_i64(&kb, from), hc_kb_i64(&kb, to), w, "vert");
       LLVMValueRef v = NULL;
       for (int64_t k = 0; k < p.k[0]; ++k) {
         LLVMValueRef xi = hc_kb_iadd(&kb, hc_kb_iadd(&kb, x0, hc_kb_i64(&kb, k * p.d[0] * xs[0])), c);
-        LLVMValueRef xv = w > 1 ? LLVMBuildLoad2(b, lt, hc_kb_gep(&kb, p.dt, X, xi), "") : hc_kb_load(&kb, p.dt, X, xi);
-        if (w > 1) LLVMSetAlignment(xv, 4);
+        LLVMValueRef xv = sep_load(&kb, p.dt, ct, X, xi, w);
         v = v ? sep_max(&kb, p.dt, v, xv) : xv;
       }
-      LLVMValueRef sv = LLVMBuildStore(b, v, LLVMBuildGEP2(b, ct, vin, &c, 1, ""));
-      LLVMSetAlignment(sv, 4);
+      LLVMSetAlignment(LLVMBuildStore(b, v, LLVMBuildGEP2(b, ct, vin, &c, 1, "")), 4);
       hc_loop_end(&kb, &cl);
     }
     LLVMBuildBr(b, bb_join);
@@ -440,18 +455,14 @@ static hx_status_t lower_max_pool_separable(hc_lower_ctx* lc, hc_node* n, const 
     LLVMValueRef pos = hc_kb_iadd(&kb, oa[i], hc_kb_imul(&kb, k, hc_kb_i64(&kb, p.d[i])));
     xr = hc_kb_iadd(&kb, xr, hc_kb_imul(&kb, pos, hc_kb_i64(&kb, xs[i])));
   }
-  for (int part = 0; part < 2; ++part) {
-    int64_t w = part == 0 ? (p.dt == HX_DTYPE_FLOAT32 ? SEP_VL : 0) : 1;
-    int64_t from = part == 0 ? 0 : vec_il, to = part == 0 ? vec_il : IL;
-    if (!w || to <= from) continue;
-    LLVMTypeRef lt = w > 1 ? LLVMVectorType(ct, (unsigned)w) : ct;
+  int64_t w, from, to;
+  for (int part = 0; sep_part(part, vec_il, IL, &w, &from, &to); ++part) {
+    if (to <= from) continue;
     hc_loop cl;
     LLVMValueRef c = hc_loop_begin_step(&kb, &cl, hc_kb_i64(&kb, from), hc_kb_i64(&kb, to), w, "fold");
     LLVMValueRef vp = LLVMBuildGEP2(b, ct, vin, &c, 1, "");
-    LLVMValueRef xi = hc_kb_iadd(&kb, xr, c);
-    LLVMValueRef xv = w > 1 ? LLVMBuildLoad2(b, lt, hc_kb_gep(&kb, p.dt, X, xi), "") : hc_kb_load(&kb, p.dt, X, xi);
-    LLVMValueRef old = LLVMBuildLoad2(b, lt, vp, "");
-    if (w > 1) LLVMSetAlignment(xv, 4);
+    LLVMValueRef xv = sep_load(&kb, p.dt, ct, X, hc_kb_iadd(&kb, xr, c), w);
+    LLVMValueRef old = LLVMBuildLoad2(b, LLVMTypeOf(xv), vp, "");
     LLVMSetAlignment(old, 4);
     LLVMSetAlignment(LLVMBuildStore(b, sep_max(&kb, p.dt, old, xv), vp), 4);
     hc_loop_end(&kb, &cl);
