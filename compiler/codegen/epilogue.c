@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "compiler/codegen/fast_math.h"
 #include "compiler/ops/op.h"
 #include "harness/artifact_abi.h"
 
@@ -79,10 +80,9 @@ LLVMValueRef hc_fused_eval(hc_kb* kb, const hc_node* n, LLVMValueRef result, LLV
       in[i] = a >= 0 ? inputs[a] : a == -1 ? result : vals[-2 - a];
     }
     /* SiLU as one op where the sigmoid is the epilogues' fast one. */
-    LLVMValueRef silu = j + 1 < 64 && silu_at(n, j) ? hc_silu_fast(kb, f->node, in[0]) : NULL;
-    if (silu) {
+    if (j + 1 < 64 && silu_at(n, j) && hc_sigmoid_fast_in(kb->node, f->node)) {
       vals[j] = NULL;
-      vals[++j] = r = silu;
+      vals[++j] = r = hc_ew_silu_fast(kb, HX_DTYPE_FLOAT32, in[0]);
       continue;
     }
     vals[j] = f->node->op->scalar(kb, f->node, in);

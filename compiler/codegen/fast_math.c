@@ -368,8 +368,8 @@ LLVMValueRef hc_ew_sigmoid_fast(hc_kb* kb, hx_dtype_t dt, LLVMValueRef x) {
 }
 
 /* x * hc_ew_sigmoid_fast(x) as x / (1 + e^-x): one multiply fewer on the
- * pipes that also run the polynomial (7.95 instead of 8.9 cycles a vector
- * on Zen 3), one rounding fewer, and the same results at the ends: x
+ * pipes that also run the polynomial (7.4 instead of 7.8 cycles a vector
+ * on Zen 3, bench/kernels/silu_cost.c), one rounding fewer, and the same results at the ends: x
  * below -88.4 divides by +infinity (-0), -infinity gives NaN as
  * -infinity * 0 did, NaN passes through. */
 LLVMValueRef hc_ew_silu_fast(hc_kb* kb, hx_dtype_t dt, LLVMValueRef x) {

@@ -631,6 +631,8 @@ static LLVMValueRef loop_close(hc_kb* kb, hc_loop* loop) {
 
 void hc_loop_end(hc_kb* kb, hc_loop* loop) { (void)loop_close(kb, loop); }
 
+void hc_loop_step_by(hc_loop* loop, LLVMValueRef step) { loop->step = step; }
+
 void hc_loop_end_rolled(hc_kb* kb, hc_loop* loop) {
   LLVMValueRef br = loop_close(kb, loop);
   LLVMContextRef c = kb->lc->llctx;

@@ -208,6 +208,9 @@ LLVMValueRef hc_loop_begin(hc_kb* kb, hc_loop* loop, LLVMValueRef lo, LLVMValueR
 LLVMValueRef hc_loop_begin_step(hc_kb* kb, hc_loop* loop, LLVMValueRef lo, LLVMValueRef hi, int64_t step,
                                 const char* name);
 void hc_loop_end(hc_kb* kb, hc_loop* loop);
+/* Makes the loop advance by `step`, an i64 computed in its body (before
+ * hc_loop_end), instead of its constant step: runs of varying length. */
+void hc_loop_step_by(hc_loop* loop, LLVMValueRef step);
 /* hc_loop_end for a loop LLVM must not unroll: one whose body is large
  * and emitted for every tile shape of a kernel (an epilogue's exp). */
 void hc_loop_end_rolled(hc_kb* kb, hc_loop* loop);

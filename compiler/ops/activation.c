@@ -55,10 +55,6 @@ static LLVMValueRef s_sigmoid(hc_kb* kb, const hc_node* n, LLVMValueRef* in) {
   return hc_ew_sigmoid(kb, dt0(n), in[0]);
 }
 
-LLVMValueRef hc_silu_fast(hc_kb* kb, const hc_node* sigmoid, LLVMValueRef x) {
-  return hc_sigmoid_fast_in(kb->node, sigmoid) ? hc_ew_silu_fast(kb, HX_DTYPE_FLOAT32, x) : NULL;
-}
-
 /* clamp(v, 0, 1) with NaN passing through. */
 static LLVMValueRef clamp01(hc_kb* kb, hx_dtype_t dt, LLVMValueRef v) {
   return hc_kb_min(kb, dt, hc_kb_max(kb, dt, v, hc_kb_const(kb, dt, 0)), hc_kb_const(kb, dt, 1));

@@ -658,7 +658,7 @@ static hx_status_t emit_input(wino_emit* e) {
                                     hc_kb_i64(&kb, g->tw));
   LLVMValueRef n = hc_kb_imin(&kb, hc_kb_imin(&kb, hc_kb_i64(&kb, vl), LLVMBuildSub(b, row_end, t0, "")),
                               LLVMBuildSub(b, end, t0, ""));
-  chunk.step = n;
+  hc_loop_step_by(&chunk, n);
   LLVMValueRef xbase = hc_kb_iadd(&kb, tab_at(&kb, e, TAB_XBASE, t0), cplane);
   LLVMValueRef y0 = tab_at(&kb, e, TAB_Y0, t0), x0 = tab_at(&kb, e, TAB_X0, t0);
   /* Columns x0 + p*VL + l inside [0, W), for every patch row. */
@@ -728,10 +728,9 @@ static hx_status_t emit_input(wino_emit* e) {
       for (int r = 0; r < a; ++r) col[r] = u[r][j];
       vout[i * a + j] = lin(&kb, t->BT[i], col, a);
     }
-  LLVMValueRef fn = LLVMGetBasicBlockParent(LLVMGetInsertBlock(b));
-  LLVMBasicBlockRef bb_whole = LLVMAppendBasicBlockInContext(kb.lc->llctx, fn, "in_whole");
-  LLVMBasicBlockRef bb_masked = LLVMAppendBasicBlockInContext(kb.lc->llctx, fn, "in_masked");
-  LLVMBasicBlockRef bb_join = LLVMAppendBasicBlockInContext(kb.lc->llctx, fn, "in_join");
+  LLVMBasicBlockRef bb_whole = LLVMAppendBasicBlockInContext(kb.lc->llctx, kb.fn, "in_whole");
+  LLVMBasicBlockRef bb_masked = LLVMAppendBasicBlockInContext(kb.lc->llctx, kb.fn, "in_masked");
+  LLVMBasicBlockRef bb_join = LLVMAppendBasicBlockInContext(kb.lc->llctx, kb.fn, "in_join");
   LLVMBuildCondBr(b, whole, bb_whole, bb_masked);
   for (int pass = 0; pass < 2; ++pass) {
     LLVMPositionBuilderAtEnd(b, pass == 0 ? bb_whole : bb_masked);

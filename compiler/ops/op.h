@@ -86,10 +86,6 @@ hx_status_t hc_op_check_node(const hc_node* n);
 /* Emits the node's kernels: op->lower, or the shared element-wise generator
  * for scalar ops. Views emit nothing. */
 hx_status_t hc_op_lower(hc_lower_ctx* lc, hc_node* n);
-/* x * Sigmoid(x) (SiLU) in one op, for hc_fused_eval, where the Sigmoid
- * node would take the epilogues' fast sigmoid (activation.c); NULL
- * elsewhere. */
-LLVMValueRef hc_silu_fast(hc_kb* kb, const hc_node* sigmoid, LLVMValueRef x);
 /* Whether a Sigmoid fused into owner's epilogue takes the fast sigmoid
  * (float32, in a convolution's or product's epilogue), which is built
  * from arithmetic alone and so is valid on whole vectors too. */
