@@ -61,6 +61,8 @@
 #define WINO_PW 16  /* output channels per panel of U (one AVX-512 vector) */
 /* Bytes of U one reduction block of the products reads per task (see plan_products). */
 #define WINO_MM_L1_BYTES (16 * 1024)
+/* Reduction steps per block of the products at most (see plan_products). */
+#define WINO_MM_SLICE_STEPS 64
 /* Tiles ahead the output transform prefetches its products (see emit_output). */
 #define WINO_OUT_PREFETCH 2
 
@@ -782,8 +784,18 @@ static void plan_products(const wino_emit* e, mm_plan* q) {
   /* Every tile block of a task reads the same kc x (nv x vl) block of U:
    * kept within WINO_MM_L1_BYTES it stays in L1 across them, else each
    * block streams it from L2 again (ResNet-50's 14x14 layers, C = 256 with
-   * 64-channel tiles: 64 KB, 0.65x the speed of the 128-channel layers). */
+   * 64-channel tiles: 64 KB, 0.65x the speed of the 128-channel layers).
+   * And the tile blocks share V's lines: each step broadcasts from one
+   * line of V[xi][c] (16 tiles), which about three 6-tile blocks read in
+   * turn. Blocks of at most WINO_MM_SLICE_STEPS input channels keep those
+   * lines in L1 from one tile block to the next (4 KB of U and 4 KB of V on
+   * AVX2), for a load and a store of the partial sums per tile and block:
+   * ResNet-50's 14x14 and 7x7 products ran in 0.95 and 0.93 of the time
+   * with 64 channels than with 256 and 256 (of 512), 28x28 (128 channels)
+   * in 0.98; 32 were 3-5% slower again (bench/compare/ab_profile.py on
+   * one-Conv models). */
   int64_t kmax = WINO_MM_L1_BYTES / ((int64_t)q->nv * vl * 4);
+  if (kmax > WINO_MM_SLICE_STEPS) kmax = WINO_MM_SLICE_STEPS;
   if (kmax < 16) kmax = 16;
   q->nkb = (e->s->C + kmax - 1) / kmax;
   q->kc = (e->s->C + q->nkb - 1) / q->nkb;
