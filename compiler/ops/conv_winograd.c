@@ -789,11 +789,11 @@ static void plan_products(const wino_emit* e, mm_plan* q) {
    * line of V[xi][c] (16 tiles), which about three 6-tile blocks read in
    * turn. Blocks of at most WINO_MM_SLICE_STEPS input channels keep those
    * lines in L1 from one tile block to the next (4 KB of U and 4 KB of V on
-   * AVX2), for a load and a store of the partial sums per tile and block:
-   * ResNet-50's 14x14 and 7x7 products ran in 0.95 and 0.93 of the time
-   * with 64 channels than with 256 and 256 (of 512), 28x28 (128 channels)
-   * in 0.98; 32 were 3-5% slower again (bench/compare/ab_profile.py on
-   * one-Conv models). */
+   * AVX2), for a load and a store of the partial sums per tile and block.
+   * ResNet-50's 14x14 and 7x7 products (256 and 512 channels, in blocks
+   * of 256 before) ran in 0.95 and 0.93 of the time, its 28x28 ones (128)
+   * in 0.98; blocks of 32 were 3-5% slower again (bench/compare/
+   * ab_profile.py on one-Conv models, docs/performance.md, stop 26). */
   int64_t kmax = WINO_MM_L1_BYTES / ((int64_t)q->nv * vl * 4);
   if (kmax > WINO_MM_SLICE_STEPS) kmax = WINO_MM_SLICE_STEPS;
   if (kmax < 16) kmax = 16;
