@@ -408,6 +408,12 @@ LLVMValueRef hc_kb_splat(hc_kb* kb, LLVMValueRef s, unsigned n) {
   return LLVMBuildShuffleVector(kb->b, v, LLVMGetPoison(vt), LLVMConstNull(LLVMVectorType(kb->t_i32, n)), "");
 }
 
+LLVMValueRef hc_kb_shuffle(hc_kb* kb, LLVMValueRef a, LLVMValueRef b, const int* idx, unsigned n) {
+  LLVMValueRef c[128];
+  for (unsigned l = 0; l < n && l < 128; ++l) c[l] = LLVMConstInt(kb->t_i32, (unsigned long long)idx[l], 0);
+  return LLVMBuildShuffleVector(kb->b, a, b, LLVMConstVector(c, n < 128 ? n : 128), "");
+}
+
 /* Vectorisable float32 exp (compiler/codegen/fast_math.c: correct over the
  * whole range, subnormal results included). */
 LLVMValueRef hc_kb_exp_f32(hc_kb* kb, LLVMValueRef x) { return hc_ew_exp(kb, HX_DTYPE_FLOAT32, x); }

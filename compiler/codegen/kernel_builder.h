@@ -160,6 +160,9 @@ LLVMValueRef hc_kb_f32_to_bf16(hc_kb* kb, LLVMValueRef f32);
 LLVMValueRef hc_kb_reassoc(LLVMValueRef v);
 /* Broadcasts a scalar into every lane of an n-lane vector. */
 LLVMValueRef hc_kb_splat(hc_kb* kb, LLVMValueRef s, unsigned n);
+/* Shuffle of vectors a and b (one type) by the constant lanes idx[0..n)
+ * (a's lanes first, then b's); n <= 128. */
+LLVMValueRef hc_kb_shuffle(hc_kb* kb, LLVMValueRef a, LLVMValueRef b, const int* idx, unsigned n);
 /* Vectorisable float32 exp (about 1 ulp; see kernel_builder.c). */
 LLVMValueRef hc_kb_exp_f32(hc_kb* kb, LLVMValueRef x);
 /* Element address (typed GEP). */

@@ -2111,13 +2111,6 @@ typedef struct ch_ctx {
   LLVMValueRef slot;             /* this tile's slot index */
 } ch_ctx;
 
-/* Shuffle of two vl-lane vectors by index list idx (n entries). */
-static LLVMValueRef ch_shuffle(hc_kb* kb, LLVMValueRef a, LLVMValueRef b, const int* idx, unsigned n) {
-  LLVMValueRef m[16];
-  for (unsigned i = 0; i < n; ++i) m[i] = LLVMConstInt(kb->t_i32, (unsigned long long)idx[i], 0);
-  return LLVMBuildShuffleVector(kb->b, a, b, LLVMConstVector(m, n), "");
-}
-
 /* Output pixels ahead of a tile at which ch_store_transposed prefetches
  * each channel's next line: a task sweeps the pixels of its channel panel
  * (16 channels on AVX2) tile by tile, so every channel of the panel, and of
@@ -2162,15 +2155,15 @@ static void ch_store_transposed(cf_emit* e, LLVMValueRef* acc, int tr, int tw, i
         LLVMValueRef rw[8], t[8], u[8];
         for (int k = 0; k < 8; ++k) rw[k] = k < cnt ? acc[(r * tw + w0 + k) * nv + v] : LLVMGetUndef(vt);
         for (int k = 0; k < 4; ++k) {
-          t[2 * k] = ch_shuffle(kb, rw[2 * k], rw[2 * k + 1], lo, vl);
-          t[2 * k + 1] = ch_shuffle(kb, rw[2 * k], rw[2 * k + 1], hi, vl);
+          t[2 * k] = hc_kb_shuffle(kb, rw[2 * k], rw[2 * k + 1], lo, vl);
+          t[2 * k + 1] = hc_kb_shuffle(kb, rw[2 * k], rw[2 * k + 1], hi, vl);
         }
         for (int h = 0; h < 2; ++h) {
           LLVMValueRef *tt = t + 4 * h, *uu = u + 4 * h;
-          uu[0] = ch_shuffle(kb, tt[0], tt[2], s44, vl);
-          uu[1] = ch_shuffle(kb, tt[0], tt[2], sEE, vl);
-          uu[2] = ch_shuffle(kb, tt[1], tt[3], s44, vl);
-          uu[3] = ch_shuffle(kb, tt[1], tt[3], sEE, vl);
+          uu[0] = hc_kb_shuffle(kb, tt[0], tt[2], s44, vl);
+          uu[1] = hc_kb_shuffle(kb, tt[0], tt[2], sEE, vl);
+          uu[2] = hc_kb_shuffle(kb, tt[1], tt[3], s44, vl);
+          uu[3] = hc_kb_shuffle(kb, tt[1], tt[3], sEE, vl);
         }
         for (unsigned c = 0; c < vl; ++c) {
           int64_t col = (int64_t)v * vl + c;
@@ -2181,7 +2174,7 @@ static void ch_store_transposed(cf_emit* e, LLVMValueRef* acc, int tr, int tw, i
             idx[j] = (int)(4 * L) + j;
             idx[4 + j] = (int)vl + (int)(4 * L) + j;
           }
-          LLVMValueRef y = ch_shuffle(kb, u[k], u[4 + k], idx, 8);
+          LLVMValueRef y = hc_kb_shuffle(kb, u[k], u[4 + k], idx, 8);
           LLVMValueRef m = hc_kb_iadd(kb, mch, hc_kb_i64(kb, col));
           LLVMValueRef coord[3] = {nn, m, sp};
           if (!e->tile_epilogue) y = hc_epilogue_apply_vec(kb, &e->epi, y, coord, 2, (unsigned)cnt);
@@ -2738,6 +2731,13 @@ static LLVMValueRef dw_load(hc_kb* kb, LLVMValueRef X, LLVMValueRef row, int64_t
   return hc_kb_masked_load(kb, vt, p, 4, LLVMConstVector(bits, vl));
 }
 
+/* Stride 2: lanes odd, odd + 2, ... of the 2 * vl columns in a and b. */
+static LLVMValueRef dw_stride2_lanes(hc_kb* kb, LLVMValueRef a, LLVMValueRef b, int odd, unsigned vl) {
+  int idx[64];
+  for (unsigned l = 0; l < vl; ++l) idx[l] = 2 * (int)l + odd;
+  return hc_kb_shuffle(kb, a, b, idx, vl);
+}
+
 /* Input columns (ow0 + l)*s + c for l < vl as one vector. */
 static LLVMValueRef dw_cols(hc_kb* kb, LLVMValueRef X, LLVMValueRef row, int64_t ow0, int64_t c, int64_t s, int64_t W,
                             unsigned vl) {
@@ -2749,9 +2749,7 @@ static LLVMValueRef dw_cols(hc_kb* kb, LLVMValueRef X, LLVMValueRef row, int64_t
   int64_t c0 = c & ~(int64_t)1;
   LLVMValueRef a = dw_load(kb, X, row, 2 * ow0 + c0, W, vl);
   LLVMValueRef b = dw_load(kb, X, row, 2 * ow0 + c0 + vl, W, vl);
-  LLVMValueRef idx[64];
-  for (unsigned l = 0; l < vl; ++l) idx[l] = LLVMConstInt(kb->t_i32, 2 * l + (unsigned)(c - c0), 0);
-  return LLVMBuildShuffleVector(kb->b, a, b, LLVMConstVector(idx, vl), "");
+  return dw_stride2_lanes(kb, a, b, (int)(c - c0), vl);
 }
 
 /* Task-invariant state of the depthwise kernel. */
@@ -2785,9 +2783,7 @@ static LLVMValueRef dw_cols_clean(hc_kb* kb, LLVMValueRef X, LLVMValueRef row, L
   LLVMValueRef a = hc_ukr_load(kb, HX_DTYPE_FLOAT32, X, at, vl, vl);
   if (s == 1) return a;
   LLVMValueRef b = hc_ukr_load(kb, HX_DTYPE_FLOAT32, X, hc_kb_iadd(kb, at, hc_kb_i64(kb, vl)), vl, vl);
-  LLVMValueRef idx[64];
-  for (unsigned l = 0; l < vl; ++l) idx[l] = LLVMConstInt(kb->t_i32, 2 * l + (unsigned)(c - c0), 0);
-  return LLVMBuildShuffleVector(kb->b, a, b, LLVMConstVector(idx, vl), "");
+  return dw_stride2_lanes(kb, a, b, (int)(c - c0), vl);
 }
 
 /* R output rows from oh0 x nsg segments from column ow0: taps, then the

@@ -553,13 +553,6 @@ static hx_status_t emit_weights(wino_emit* e) {
   return HX_OK;
 }
 
-/* Two-source shuffle of vectors a and b (same type) by the constant lanes idx. */
-static LLVMValueRef shuf(hc_kb* kb, LLVMValueRef a, LLVMValueRef b, const int* idx, unsigned n) {
-  LLVMValueRef c[128];
-  for (unsigned l = 0; l < n; ++l) c[l] = LLVMConstInt(kb->t_i32, (unsigned long long)idx[l], 0);
-  return LLVMBuildShuffleVector(kb->b, a, b, LLVMConstVector(c, n), "");
-}
-
 /* d[q] (q < a), lanes l = column q + m*l of the run of input columns held
  * by the VL-lane vectors piece[0..np): element q of the patch row of each
  * of VL consecutive tiles. With 8 lanes, m = 4: the 4x4 transpose of the
@@ -573,25 +566,25 @@ static void deinterleave(hc_kb* kb, LLVMValueRef* piece, int np, int m, int a, u
     static const int lo[8] = {0, 1, 2, 3, 8, 9, 10, 11}, hi[8] = {4, 5, 6, 7, 12, 13, 14, 15};
     static const int ulo[8] = {0, 8, 1, 9, 4, 12, 5, 13}, uhi[8] = {2, 10, 3, 11, 6, 14, 7, 15};
     static const int dlo[8] = {0, 1, 8, 9, 4, 5, 12, 13}, dhi[8] = {2, 3, 10, 11, 6, 7, 14, 15};
-    LLVMValueRef g0 = shuf(kb, piece[0], piece[2], lo, 8), g1 = shuf(kb, piece[0], piece[2], hi, 8);
-    LLVMValueRef g2 = shuf(kb, piece[1], piece[3], lo, 8), g3 = shuf(kb, piece[1], piece[3], hi, 8);
-    LLVMValueRef t0 = shuf(kb, g0, g1, ulo, 8), t1 = shuf(kb, g0, g1, uhi, 8);
-    LLVMValueRef t2 = shuf(kb, g2, g3, ulo, 8), t3 = shuf(kb, g2, g3, uhi, 8);
-    p[0] = shuf(kb, t0, t2, dlo, 8);
-    p[1] = shuf(kb, t0, t2, dhi, 8);
-    p[2] = shuf(kb, t1, t3, dlo, 8);
-    p[3] = shuf(kb, t1, t3, dhi, 8);
+    LLVMValueRef g0 = hc_kb_shuffle(kb, piece[0], piece[2], lo, 8), g1 = hc_kb_shuffle(kb, piece[0], piece[2], hi, 8);
+    LLVMValueRef g2 = hc_kb_shuffle(kb, piece[1], piece[3], lo, 8), g3 = hc_kb_shuffle(kb, piece[1], piece[3], hi, 8);
+    LLVMValueRef t0 = hc_kb_shuffle(kb, g0, g1, ulo, 8), t1 = hc_kb_shuffle(kb, g0, g1, uhi, 8);
+    LLVMValueRef t2 = hc_kb_shuffle(kb, g2, g3, ulo, 8), t3 = hc_kb_shuffle(kb, g2, g3, uhi, 8);
+    p[0] = hc_kb_shuffle(kb, t0, t2, dlo, 8);
+    p[1] = hc_kb_shuffle(kb, t0, t2, dhi, 8);
+    p[2] = hc_kb_shuffle(kb, t1, t3, dlo, 8);
+    p[3] = hc_kb_shuffle(kb, t1, t3, dhi, 8);
   } else if (vl == 8 && m == 2 && np >= 3) {
     static const int ev[8] = {0, 2, 4, 6, 8, 10, 12, 14}, od[8] = {1, 3, 5, 7, 9, 11, 13, 15};
-    p[0] = shuf(kb, piece[0], piece[1], ev, 8);
-    p[1] = shuf(kb, piece[0], piece[1], od, 8);
+    p[0] = hc_kb_shuffle(kb, piece[0], piece[1], ev, 8);
+    p[1] = hc_kb_shuffle(kb, piece[0], piece[1], od, 8);
   }
   if (p[0]) {
     /* Columns q >= m: column q - m of the next tile, the last lane's from
      * piece m (columns 8m and up). */
     for (int q = 0; q < a; ++q) {
       int sh[8] = {1, 2, 3, 4, 5, 6, 7, 8 + (q - m)};
-      d[q] = q < m ? p[q] : shuf(kb, p[q - m], piece[m], sh, 8);
+      d[q] = q < m ? p[q] : hc_kb_shuffle(kb, p[q - m], piece[m], sh, 8);
     }
     return;
   }
@@ -604,12 +597,12 @@ static void deinterleave(hc_kb* kb, LLVMValueRef* piece, int np, int m, int a, u
   for (unsigned len = vl; w > 1; w /= 2, len *= 2) {
     int idx[128];
     for (unsigned l = 0; l < 2 * len; ++l) idx[l] = (int)l;
-    for (int k = 0; k < w / 2; ++k) cat[k] = shuf(kb, cat[2 * k], cat[2 * k + 1], idx, 2 * len);
+    for (int k = 0; k < w / 2; ++k) cat[k] = hc_kb_shuffle(kb, cat[2 * k], cat[2 * k + 1], idx, 2 * len);
   }
   for (int q = 0; q < a; ++q) {
     int idx[64];
     for (unsigned l = 0; l < vl; ++l) idx[l] = q + m * (int)l;
-    d[q] = shuf(kb, cat[0], LLVMGetUndef(LLVMTypeOf(cat[0])), idx, vl);
+    d[q] = hc_kb_shuffle(kb, cat[0], LLVMGetUndef(LLVMTypeOf(cat[0])), idx, vl);
   }
 }
 
