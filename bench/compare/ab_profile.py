@@ -5,6 +5,10 @@ prints, per kernel name with the layer prefix removed (/layers.N/), the sum
 over layers of the kernel's median time, the minimum over rounds, for each
 artifact, and the session-run median. The minimum over alternating rounds
 is what survives the load of a shared machine; one profile each does not.
+The order swaps every round (A B, B A, ...), so that a load that drifts
+over the minutes of a comparison favours neither side: an artifact against
+a copy of itself read 0.948 in one run of six rounds with a fixed order
+(2026-12-01, stop 27).
 
 usage: ab_profile.py --bin BUILD/bin A.so B.so [--rounds 3] [--threads 1] [--iters 100]
 """
@@ -40,8 +44,8 @@ def main():
     a = ap.parse_args()
     bench = f"{a.bin}/harness-bench"
     best = {a.a: ({}, None), a.b: ({}, None)}
-    for _ in range(a.rounds):
-        for art in (a.a, a.b):
+    for r in range(a.rounds):
+        for art in (a.a, a.b) if r % 2 == 0 else (a.b, a.a):
             k, med = profile(bench, art, a.threads, a.iters)
             bk, bmed = best[art]
             for n, t in k.items():

@@ -1,6 +1,7 @@
 /* kbench: latency and per-kernel profile of a Harness artifact.
  *
  *   kbench MODEL.so [--threads N] [--warmup W] [--iters N] [--profile] [--top K]
+ *          [--flush weights|all]
  *
  * Without --profile it times hx_session_run (libharness, the production
  * path) and prints the median, p10 and p90 latency in milliseconds. With
@@ -12,9 +13,17 @@
  * and its share of the total. It exists to measure the convolution and GEMM
  * kernels (docs in bench/kernels/README.md); inputs are uniform random in
  * [-1, 1).
+ *
+ * --flush evicts data from every cache level (clflush) before each kernel
+ * (--profile) or run: "weights" the weights blob, as a layer of a model
+ * larger than the cache finds its weights one inference after it last read
+ * them; "all" the arena and the inputs and outputs too. A one-layer model
+ * then runs as it does inside a large model on a host whose other tenants
+ * share the L3, reproducibly (docs/performance.md, stop 27).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <immintrin.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -43,6 +52,26 @@ static double cpu_s(void) {
 static int cmp_double(const void* a, const void* b) {
   double x = *(const double*)a, y = *(const double*)b;
   return x < y ? -1 : x > y;
+}
+
+/* What --flush evicts before each kernel (profile) or run (latency). */
+enum { FLUSH_NONE, FLUSH_WEIGHTS, FLUSH_ALL };
+
+typedef struct span {
+  const void* p;
+  size_t bytes;
+} span;
+
+static void flush_span(span s) {
+  const char* p = (const char*)((uintptr_t)s.p & ~(uintptr_t)63);
+  const char* end = (const char*)s.p + s.bytes;
+  for (; p < end; p += 64) _mm_clflush(p);
+}
+
+static void flush_spans(const span* s, int n) {
+  for (int i = 0; i < n; ++i)
+    if (s[i].p) flush_span(s[i]);
+  _mm_mfence();
 }
 
 /* Fills a buffer of dtype with deterministic values in [-1, 1) (floats) or
@@ -132,7 +161,7 @@ static int cmp_kstat(const void* a, const void* b) {
   return x > y ? -1 : x < y;
 }
 
-static int profile(const char* path, const hx_model_t* model, int threads, int warmup, int iters, int top) {
+static int profile(const char* path, const hx_model_t* model, int threads, int warmup, int iters, int top, int flush) {
   void* h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (!h) {
     fprintf(stderr, "dlopen: %s\n", dlerror());
@@ -149,15 +178,22 @@ static int profile(const char* path, const hx_model_t* model, int threads, int w
   size_t ab = (hd->arena_bytes + 63) / 64 * 64;
   bases[HX_BASE_ARENA] = aligned_alloc(64, ab ? ab : 64);
   memset(bases[HX_BASE_ARENA], 0, ab);
-  bases[HX_BASE_WEIGHTS] = (void*)hx_model_weights(model, NULL, NULL); /* as sessions read them */
+  size_t wbytes = 0;
+  bases[HX_BASE_WEIGHTS] = (void*)hx_model_weights(model, &wbytes, NULL); /* as sessions read them */
+  span spans[64];
+  int nspans = 0;
+  spans[nspans++] = (span){bases[HX_BASE_WEIGHTS], wbytes};
+  if (flush == FLUSH_ALL) spans[nspans++] = (span){bases[HX_BASE_ARENA], ab};
   for (uint32_t i = 0; i < hd->num_inputs; ++i) {
     size_t bytes = (hd->inputs[i].bytes + 63) / 64 * 64;
     bases[HX_BASE_FIRST_IO + i] = aligned_alloc(64, bytes ? bytes : 64);
     fill(bases[HX_BASE_FIRST_IO + i], (hx_dtype_t)hd->inputs[i].dtype, hd->inputs[i].bytes, i + 1);
+    if (flush == FLUSH_ALL && nspans < 64) spans[nspans++] = (span){bases[HX_BASE_FIRST_IO + i], bytes};
   }
   for (uint32_t i = 0; i < hd->num_outputs; ++i) {
     size_t bytes = (hd->outputs[i].bytes + 63) / 64 * 64;
     bases[HX_BASE_FIRST_IO + hd->num_inputs + i] = aligned_alloc(64, bytes ? bytes : 64);
+    if (flush == FLUSH_ALL && nspans < 64) spans[nspans++] = (span){bases[HX_BASE_FIRST_IO + hd->num_inputs + i], bytes};
   }
   g_pool.threads = threads;
   pthread_t* tids = calloc((size_t)threads, sizeof(pthread_t));
@@ -171,6 +207,7 @@ static int profile(const char* path, const hx_model_t* model, int threads, int w
     for (uint32_t k = 0; k < nk; ++k) {
       /* One thread: CPU time of the kernel (robust when other processes
        * share the cores); several: wall time. */
+      if (flush) flush_spans(spans, nspans);
       double a = threads == 1 ? cpu_s() : now_s();
       run_kernel(&var->kernels[k], bases);
       double b = threads == 1 ? cpu_s() : now_s();
@@ -208,7 +245,7 @@ static int profile(const char* path, const hx_model_t* model, int threads, int w
 
 /* ---- latency through libharness ------------------------------------------ */
 
-static int latency(const hx_model_t* model, int threads, int warmup, int iters) {
+static int latency(const hx_model_t* model, int threads, int warmup, int iters, int flush) {
   hx_session_options_t opts = {.threads = threads};
   hx_session_t* s = NULL;
   hx_status_t st = hx_session_create(model, &opts, &s);
@@ -229,9 +266,13 @@ static int latency(const hx_model_t* model, int threads, int warmup, int iters) 
     void* p = aligned_alloc(64, (info.bytes + 63) / 64 * 64 + 64);
     hx_session_bind_output(s, i, p, info.bytes);
   }
+  size_t wbytes = 0;
+  const void* w = hx_model_weights(model, &wbytes, NULL);
   double* t = calloc((size_t)iters, sizeof(double));
   double* c = calloc((size_t)iters, sizeof(double));
   for (int it = -warmup; it < iters; ++it) {
+    /* The session's arena is internal: "all" flushes the weights here too. */
+    if (flush) flush_spans(&(span){w, wbytes}, 1);
     double a = now_s(), ca = cpu_s();
     st = hx_session_run(s);
     double b = now_s(), cb = cpu_s();
@@ -255,7 +296,7 @@ static int latency(const hx_model_t* model, int threads, int warmup, int iters) 
 
 int main(int argc, char** argv) {
   const char* path = NULL;
-  int threads = 1, warmup = 3, iters = 20, prof = 0, top = 25;
+  int threads = 1, warmup = 3, iters = 20, prof = 0, top = 25, flush = FLUSH_NONE;
   for (int i = 1; i < argc; ++i) {
     if (!strcmp(argv[i], "--threads") && i + 1 < argc)
       threads = atoi(argv[++i]);
@@ -267,15 +308,19 @@ int main(int argc, char** argv) {
       top = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--profile"))
       prof = 1;
+    else if (!strcmp(argv[i], "--flush") && i + 1 < argc && !strcmp(argv[i + 1], "weights"))
+      flush = FLUSH_WEIGHTS, ++i;
+    else if (!strcmp(argv[i], "--flush") && i + 1 < argc && !strcmp(argv[i + 1], "all"))
+      flush = FLUSH_ALL, ++i;
     else if (argv[i][0] != '-')
       path = argv[i];
     else {
-      fprintf(stderr, "usage: kbench MODEL.so [--threads N] [--warmup W] [--iters N] [--profile] [--top K]\n");
+      fprintf(stderr, "usage: kbench MODEL.so [--threads N] [--warmup W] [--iters N] [--profile] [--top K] [--flush weights|all]\n");
       return 2;
     }
   }
   if (!path || iters < 1 || threads < 1) {
-    fprintf(stderr, "usage: kbench MODEL.so [--threads N] [--warmup W] [--iters N] [--profile] [--top K]\n");
+    fprintf(stderr, "usage: kbench MODEL.so [--threads N] [--warmup W] [--iters N] [--profile] [--top K] [--flush weights|all]\n");
     return 2;
   }
   hx_model_t* model = NULL;
@@ -284,7 +329,7 @@ int main(int argc, char** argv) {
     fprintf(stderr, "load: %s\n", hx_status_message(st));
     return 1;
   }
-  int rc = prof ? profile(path, model, threads, warmup, iters, top) : latency(model, threads, warmup, iters);
+  int rc = prof ? profile(path, model, threads, warmup, iters, top, flush) : latency(model, threads, warmup, iters, flush);
   hx_model_free(model);
   return rc;
 }
