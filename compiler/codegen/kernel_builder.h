@@ -66,6 +66,10 @@ typedef struct hc_lower_ctx {
   int symbol_counter;
   hc_arena* arena;      /* names of kernels */
   const char* symbol_prefix; /* prepended to kernel symbols (the variant tag of a fat artifact); NULL = none */
+  /* Bytes of constant data the graph's nodes read (hc_ukr_weights_cold),
+   * counted on first use: weight_bytes_known says whether it has been. */
+  uint64_t weight_bytes;
+  bool weight_bytes_known;
 } hc_lower_ctx;
 
 /* Builder for one kernel function. */

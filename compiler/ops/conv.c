@@ -2405,12 +2405,16 @@ static void ch_tile(cf_emit* e, const cf_ch_plan* q, const ch_ctx* x, int tr, in
    * faster; into L2 (locality 2) measured 2.5% better than locality 1
    * on the whole model. A prefetch takes a load slot: with fewer than 8
    * pixel broadcasts per step (AVX2's 5 x 2 tiles of a 1x1) it is kept
-   * for weights larger than the target's L2, which cannot still be there
-   * from the last run: ResNet-50's 1 MB layer3 1x1s were 5% slower with it
-   * on Zen 5 (1 MiB of L2), its 4-9 MB layer4 ones 1-12% faster; on Zen 3
-   * (512 KiB) the 1 MB ones were 3-12% faster with it. */
+   * for weights that cannot still be in L2 from the last run
+   * (hc_ukr_weights_cold): larger than L2 (ResNet-50's 1 MB layer3 1x1s
+   * were 5% slower with it on Zen 5, 1 MiB of L2, its 4-9 MB layer4 ones
+   * 1-12% faster; on Zen 3, 512 KiB, the 1 MB ones 3-12% faster), or
+   * smaller but in a model whose weights are not: MobileNetV2's 98-369 KB
+   * 1x1s on 14x14 and 7x7 in 0.93-0.96 of the time, 0.77 for the 576 ->
+   * 160 projection (docs/performance.md, stop 27). A one-layer model keeps
+   * its weights in L2 and the prefetch out. */
   int64_t wbytes = p->G * ((p->Mg + pw - 1) / pw) * K * pw * (int64_t)hx_dtype_size(u.b_st ? u.b_st : p->dt);
-  if (!e->phase_panels && q->nr >= pw && (u.mr * e->P->nterms >= 8 || wbytes > hc_ukr_l2_bytes(kb->lc))) {
+  if (!e->phase_panels && q->nr >= pw && (u.mr * e->P->nterms >= 8 || hc_ukr_weights_cold(kb->lc, wbytes))) {
     LLVMValueRef next_slice = hc_kb_iadd(kb, u.b_base, hc_kb_imul(kb, x->kcur, hc_kb_i64(kb, ci_rows * pw)));
     LLVMValueRef cn = hc_kb_iadd(kb, c, hc_kb_i64(kb, q->nr));
     LLVMValueRef next_group =

@@ -988,10 +988,14 @@ static void fast_tile(fast_emit* e, int rows, int nv, unsigned lanes, LLVMValueR
      * share out prefetching the next panels' slice into L2 instead (as the
      * conv channels kernel's pf_next): SGEMM 1024^3 and 2048^3 (2 and 4
      * MiB of panels per block) in 0.97 and 0.92 of the time; 512^3 (512
-     * KiB, L2's size here) was 1.5% slower with it, and keeps without. */
+     * KiB, L2's size here) was 1.5% slower with it, and keeps without.
+     * Weights packed at compile time in a model whose weights exceed L2
+     * are not in L2 from the last run, whatever the block's size
+     * (hc_ukr_weights_cold). */
     int64_t tiles = p->mc / p->mr;
     int64_t block_bytes = p->nc * d->K * (int64_t)hx_dtype_size(d->b_st ? d->b_st : d->dt);
-    if (tiles >= 8 && block_bytes > hc_ukr_l2_bytes(kb->lc)) {
+    bool cold = p->b_mode == B_PACKED ? hc_ukr_weights_cold(kb->lc, block_bytes) : block_bytes > hc_ukr_l2_bytes(kb->lc);
+    if (tiles >= 8 && cold) {
       int64_t next = p->nr >= p->pw ? p->nr / p->pw * d->K * p->pw : p->nr;
       u.pf_next = hc_kb_iadd(kb, u.b_base, hc_kb_i64(kb, next));
       u.pf_ord = LLVMBuildURem(kb->b, LLVMBuildUDiv(kb->b, m, hc_kb_i64(kb, p->mr), ""), hc_kb_i64(kb, tiles), "");

@@ -19,6 +19,36 @@ bool hc_ukr_tile_fits(const hc_lower_ctx* lc, int mr, int nv) { return mr * nv +
 int hc_ukr_l1d_bytes(const hc_lower_ctx* lc) { return lc->target && lc->target->l1d_bytes ? lc->target->l1d_bytes : 32768; }
 int hc_ukr_l2_bytes(const hc_lower_ctx* lc) { return lc->target && lc->target->l2_bytes ? lc->target->l2_bytes : 512 << 10; }
 
+/* Constant inputs of the graph's nodes, each counted once (a constant two
+ * nodes read, or a node twice, is marked by its id). */
+static uint64_t graph_weight_bytes(const hc_graph* g) {
+  if (!g || g->num_values <= 0) return 0;
+  bool* seen = calloc((size_t)g->num_values, sizeof(bool));
+  if (!seen) return 0;
+  uint64_t total = 0;
+  for (int i = 0; i < g->num_nodes; ++i) {
+    const hc_node* n = g->nodes[i];
+    for (int j = 0; j < n->num_inputs; ++j) {
+      const hc_value* v = n->inputs[j];
+      if (!v || v->kind != HC_VALUE_CONST || v->id < 0 || v->id >= g->num_values || seen[v->id]) continue;
+      seen[v->id] = true;
+      total += hc_value_nbytes(v);
+    }
+  }
+  free(seen);
+  return total;
+}
+
+bool hc_ukr_weights_cold(hc_lower_ctx* lc, int64_t bytes) {
+  int64_t l2 = hc_ukr_l2_bytes(lc);
+  if (bytes > l2) return true;
+  if (!lc->weight_bytes_known) {
+    lc->weight_bytes = graph_weight_bytes(lc->graph);
+    lc->weight_bytes_known = true;
+  }
+  return lc->weight_bytes > (uint64_t)l2;
+}
+
 LLVMTypeRef hc_ukr_vtype(hc_kb* kb, hx_dtype_t dt, unsigned lanes) {
   return LLVMVectorType(dt == HX_DTYPE_FLOAT64 ? kb->t_f64 : kb->t_f32, lanes);
 }

@@ -155,5 +155,11 @@ bool hc_ukr_tile_fits(const hc_lower_ctx* lc, int mr, int nv);
 int hc_ukr_l1d_bytes(const hc_lower_ctx* lc);
 /* The target's L2 per core in bytes (512 KiB when unknown). */
 int hc_ukr_l2_bytes(const hc_lower_ctx* lc);
+/* Whether a kernel's weights (`bytes` of them) are, at each run, no longer
+ * in L2 from the run before: larger than L2 themselves, or in a model whose
+ * weights together are (every other layer's pass through the core's caches
+ * in between; on a host whose other tenants share the L3 they come from
+ * memory). Kernels prefetch such weights ahead of their tiles. */
+bool hc_ukr_weights_cold(hc_lower_ctx* lc, int64_t bytes);
 
 #endif /* HARNESS_OPS_GEMM_MICROKERNEL_H */
