@@ -127,6 +127,7 @@ CONVS = [
     ("mv2_pw14", 384, 14, 14, 64, 1, 1, 0, 1),
     ("mv2_pw7", 960, 7, 7, 320, 1, 1, 0, 1),
     ("eff_dw5", 240, 28, 28, 240, 5, 1, 2, 240),
+    ("ocr_first", 3, 640, 640, 16, 3, 2, 1, 1),
     ("ocr_3x3_160", 16, 160, 160, 16, 3, 1, 1, 1),
     ("ocr_3x3_big", 64, 160, 160, 64, 3, 1, 1, 1),
     # Register-tile edge cases (docs/performance.md, "Register tiles that

@@ -347,6 +347,9 @@ def main():
     conv_case(root, "conv_float64", (2, 3, 9, 7), (4, 3, 2, 3), dtype=f64, dil=[2, 2], pads=[0, 1, 1, 0])
     conv_case(root, "conv_bfloat16", (1, 4, 8, 9), (4, 4, 3, 3), dtype=BF16, pads=[1, 1, 1, 1], opset=22)
     conv_case(root, "conv_batch_odd_channels", (3, 5, 6, 7), (7, 5, 3, 3), pads=[1, 1, 1, 1])
+    # The pixels kernel by output rows (plan_pixels): asymmetric pads, two
+    # images, rows of 71 (4 panels and 7 lanes on AVX2) in blocks of rows.
+    conv_case(root, "conv_pixels_rows_batch", (2, 3, 40, 70), (6, 3, 3, 3), pads=[1, 2, 0, 1])
     # Vectorised repack (padded / strided input images): rows of one, two and three vectors, masked tails,
     # zero rows above and below, the pixels and the channels kernels, 1-D
     conv_case(root, "conv_repack_s2_wide", (1, 3, 40, 37), (8, 3, 3, 3), strides=[2, 2], pads=[1, 1, 1, 1])

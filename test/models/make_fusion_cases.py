@@ -82,6 +82,10 @@ def conv_epilogue_cases(root):
     shapes = {
         "pix1x1": (16, 20, 20, 24, 1, 1, 0, 1, 1),
         "pix3x3": (8, 19, 23, 20, 3, 1, 1, 1, 1),
+        # Rows of several panels: panels start at each output row, the last
+        # narrower (77 = 4 x 16 + 13; 51 = 3 x 16 + 3 at stride 2).
+        "pix3x3_rows": (3, 13, 77, 20, 3, 1, 1, 1, 1),
+        "pix3x3s2_rows": (3, 11, 101, 8, 3, 2, 1, 1, 1),
         "chan3x3": (64, 5, 6, 48, 3, 1, 1, 1, 1),  # below WINO_F2_MIN_TILES
         "chan1x1": (96, 9, 11, 40, 1, 1, 0, 1, 1),
         "dw3x3": (12, 17, 29, 12, 3, 1, 1, 12, 1),
