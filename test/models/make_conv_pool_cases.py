@@ -350,6 +350,10 @@ def main():
     # The pixels kernel by output rows (plan_pixels): asymmetric pads, two
     # images, rows of 71 (4 panels and 7 lanes on AVX2) in blocks of rows.
     conv_case(root, "conv_pixels_rows_batch", (2, 3, 40, 70), (6, 3, 3, 3), pads=[1, 2, 0, 1])
+    # Strided images with rows of more than 16 vectors (emit_repack): the
+    # inner vectors copied in a loop, odd widths, padding on either side.
+    conv_case(root, "conv_s2_long_rows", (1, 2, 7, 301), (4, 2, 3, 3), strides=[2, 2], pads=[1, 1, 1, 1])
+    conv_case(root, "conv_s2_long_rows_asym", (2, 3, 6, 290), (5, 3, 3, 5), strides=[1, 2], pads=[1, 2, 0, 1])
     # Vectorised repack (padded / strided input images): rows of one, two and three vectors, masked tails,
     # zero rows above and below, the pixels and the channels kernels, 1-D
     conv_case(root, "conv_repack_s2_wide", (1, 3, 40, 37), (8, 3, 3, 3), strides=[2, 2], pads=[1, 1, 1, 1])
