@@ -352,6 +352,8 @@ def main():
     conv_case(root, "conv_pixels_rows_batch", (2, 3, 40, 70), (6, 3, 3, 3), pads=[1, 2, 0, 1])
     # Strided images with rows of more than 16 vectors (emit_repack): the
     # inner vectors copied in a loop, odd widths, padding on either side.
+    conv_case(root, "conv_float16_pixels_rows", (1, 3, 9, 140), (4, 3, 3, 3), dtype=f16, strides=[2, 2], pads=[1, 1, 1, 1],
+              unit_fan_in=True)
     conv_case(root, "conv_s2_long_rows", (1, 2, 7, 301), (4, 2, 3, 3), strides=[2, 2], pads=[1, 1, 1, 1])
     conv_case(root, "conv_s2_long_rows_asym", (2, 3, 6, 290), (5, 3, 3, 5), strides=[1, 2], pads=[1, 2, 0, 1])
     # Vectorised repack (padded / strided input images): rows of one, two and three vectors, masked tails,
