@@ -693,6 +693,16 @@ static bool repack_vectorised(const hc_lower_ctx* lc, const conv_plan* p, const 
   return (f->step[L] == 1 || f->step[L] == 2) && f->nimg <= 16;
 }
 
+/* Whether the image-row chunk from column j0 is a whole vector read with
+ * plain loads (dw_cols_clean): every x column it reads (j*step + c) inside
+ * [0, W), or any whole chunk of a zero row (!copy). */
+static bool repack_chunk_clean(int64_t j0, int64_t c, int64_t step, int64_t VL, int64_t W, unsigned vl, bool copy) {
+  if (j0 + (int64_t)vl > VL) return false;
+  if (!copy) return true;
+  int64_t first = step * j0 + (step == 2 ? c & ~(int64_t)1 : c);
+  return first >= 0 && first + step * (int64_t)vl <= W;
+}
+
 /* Image rows [lo, hi) of one image: row v of the image at dst[dbase + v*VL],
  * read from x row xrow0 + v*rstride (copy) or zeros (xrow0 NULL). The last
  * dim is copied as whole vectors: constant masks keep the loads inside x's
@@ -715,14 +725,10 @@ static void repack_rows(hc_kb* kb, const conv_plan* p, const flat_plan* f, LLVMV
    * [k_lo, k_hi). */
   int64_t nch = (VL + vl - 1) / vl, k_lo = nch, k_hi = nch;
   if (nch > REPACK_MAX_CHUNKS) {
-    int64_t c0 = step == 2 ? c & ~(int64_t)1 : c, span = step == 2 ? 2 * (int64_t)vl : (int64_t)vl;
-    k_lo = k_hi = 0;
-    for (int64_t k = 0; k < nch; ++k) {
-      int64_t j0 = k * vl, first = step * j0 + c0;
-      bool clean = j0 + (int64_t)vl <= VL && (!xrow || (first >= 0 && first + span <= W));
-      if (clean && k_hi == k_lo) k_lo = k, k_hi = k + 1;
-      else if (clean && k_hi == k) k_hi = k + 1;
-    }
+    k_lo = 0;
+    while (k_lo < nch && !repack_chunk_clean(k_lo * vl, c, step, VL, W, vl, xrow != NULL)) ++k_lo;
+    k_hi = k_lo;
+    while (k_hi < nch && repack_chunk_clean(k_hi * vl, c, step, VL, W, vl, xrow != NULL)) ++k_hi;
   }
   for (int64_t k = 0; k < nch; ++k) {
     if (k == k_lo && k_hi > k_lo) {
@@ -1915,6 +1921,24 @@ static void pix_panel(cf_emit* e, const cf_pix_plan* q, int nv, unsigned lanes, 
   }
 }
 
+/* npanels whole panels from flat position f0, then (where `has_rem`, or
+ * always when it is NULL) one of rem_cols positions after them. */
+static void pix_run(cf_emit* e, const cf_pix_plan* q, LLVMValueRef nn, LLVMValueRef g, LLVMValueRef mb, LLVMValueRef f0,
+                    LLVMValueRef npanels, int64_t rem_cols, LLVMValueRef has_rem) {
+  hc_kb* kb = e->kb;
+  hc_loop pl;
+  LLVMValueRef pj = hc_loop_begin(kb, &pl, hc_kb_i64(kb, 0), npanels, "fp");
+  pix_panel(e, q, q->nv, e->vl, nn, g, mb, hc_kb_iadd(kb, f0, hc_kb_imul(kb, pj, hc_kb_i64(kb, q->nr))));
+  hc_loop_end(kb, &pl);
+  if (!rem_cols) return;
+  int nvr = (int)((rem_cols + e->vl - 1) / e->vl);
+  unsigned lanes = (unsigned)(rem_cols - (int64_t)(nvr - 1) * e->vl);
+  hc_if gi;
+  if (has_rem) hc_if_begin(kb, &gi, has_rem);
+  pix_panel(e, q, nvr, lanes, nn, g, mb, hc_kb_iadd(kb, f0, hc_kb_imul(kb, npanels, hc_kb_i64(kb, q->nr))));
+  if (has_rem) hc_if_end(kb, &gi);
+}
+
 static hx_status_t emit_conv_pixels(hc_lower_ctx* lc, cf_emit* e) {
   const conv_plan* p = e->p;
   hc_kb* kb = e->kb;
@@ -1935,7 +1959,7 @@ static hx_status_t emit_conv_pixels(hc_lower_ctx* lc, cf_emit* e) {
   if (!e->direct || e->epi.count) e->tile = hc_kb_alloca(kb, LLVMArrayType2(kb->t_f32, (uint64_t)(q.mr * q.nr)), "tile");
   /* The next panel's lines (1-D and 2-D convolutions; a ConvTranspose
    * phase's outputs interleave). */
-  if (!p->transpose && p->nd <= 2 && (e->direct || p->nd == 2) && q.nfb * q.fc > q.nr) cf_prefetch_setup(lc, e);
+  if (!p->transpose && p->nd <= 2 && (e->direct || p->nd == 2) && (q.rows || q.nfb * q.fc > q.nr)) cf_prefetch_setup(lc, e);
   hc_loop task;
   LLVMValueRef t = hc_kb_task_loop_begin(kb, &task);
   LLVMValueRef fb = LLVMBuildURem(kb->b, t, hc_kb_i64(kb, q.nfb), "");
@@ -1953,36 +1977,14 @@ static hx_status_t emit_conv_pixels(hc_lower_ctx* lc, cf_emit* e) {
     LLVMValueRef nrows = LLVMBuildSelect(kb->b, flast, hc_kb_i64(kb, OH - (q.nfb - 1) * q.rbt), hc_kb_i64(kb, q.rbt), "");
     hc_loop rl;
     LLVMValueRef r = hc_loop_begin(kb, &rl, hc_kb_i64(kb, 0), nrows, "row");
-    LLVMValueRef rpos = hc_kb_imul(kb, hc_kb_iadd(kb, row0, r), hc_kb_i64(kb, pitch));
     int64_t whole = q.lastw == q.nr ? q.ppr : q.ppr - 1;
-    hc_loop pl;
-    LLVMValueRef pj = hc_loop_begin(kb, &pl, hc_kb_i64(kb, 0), hc_kb_i64(kb, whole), "fp");
-    pix_panel(e, &q, q.nv, e->vl, nn, g, mb, hc_kb_iadd(kb, rpos, hc_kb_imul(kb, pj, hc_kb_i64(kb, q.nr))));
-    hc_loop_end(kb, &pl);
-    if (whole < q.ppr) {
-      int nvr = (int)((q.lastw + e->vl - 1) / e->vl);
-      unsigned lanes = (unsigned)(q.lastw - (int64_t)(nvr - 1) * e->vl);
-      pix_panel(e, &q, nvr, lanes, nn, g, mb, hc_kb_iadd(kb, rpos, hc_kb_i64(kb, whole * q.nr)));
-    }
+    pix_run(e, &q, nn, g, mb, hc_kb_imul(kb, hc_kb_iadd(kb, row0, r), hc_kb_i64(kb, pitch)), hc_kb_i64(kb, whole),
+            q.lastw % q.nr, NULL);
     hc_loop_end(kb, &rl);
-    hc_loop_end(kb, &task);
-    return HX_OK;
-  }
-  LLVMValueRef f0 = hc_kb_imul(kb, fb, hc_kb_i64(kb, q.fc));
-  int64_t last_cols = q.F - (q.nfb - 1) * q.fc;
-  LLVMValueRef npan = LLVMBuildSelect(kb->b, flast, hc_kb_i64(kb, last_cols / q.nr), hc_kb_i64(kb, q.fc / q.nr), "");
-  hc_loop pl;
-  LLVMValueRef pj = hc_loop_begin(kb, &pl, hc_kb_i64(kb, 0), npan, "fp");
-  pix_panel(e, &q, q.nv, e->vl, nn, g, mb, hc_kb_iadd(kb, f0, hc_kb_imul(kb, pj, hc_kb_i64(kb, q.nr))));
-  hc_loop_end(kb, &pl);
-  int64_t rem_cols = last_cols % q.nr;
-  if (rem_cols) {
-    int nvr = (int)((rem_cols + e->vl - 1) / e->vl);
-    unsigned lanes = (unsigned)(rem_cols - (int64_t)(nvr - 1) * e->vl);
-    hc_if gi;
-    hc_if_begin(kb, &gi, flast);
-    pix_panel(e, &q, nvr, lanes, nn, g, mb, hc_kb_iadd(kb, f0, hc_kb_i64(kb, last_cols - rem_cols)));
-    hc_if_end(kb, &gi);
+  } else {
+    int64_t last_cols = q.F - (q.nfb - 1) * q.fc;
+    LLVMValueRef npan = LLVMBuildSelect(kb->b, flast, hc_kb_i64(kb, last_cols / q.nr), hc_kb_i64(kb, q.fc / q.nr), "");
+    pix_run(e, &q, nn, g, mb, hc_kb_imul(kb, fb, hc_kb_i64(kb, q.fc)), npan, last_cols % q.nr, flast);
   }
   hc_loop_end(kb, &task);
   return HX_OK;
