@@ -118,6 +118,10 @@ def main():
                     "model": name, "threads": t, "target": info["target"], "gflop": flops / 1e9,
                     "harness_ms": hm, "ort_ms": om, "ratio": hm / om,
                     "ratio_round_min": min(round_ratios), "ratio_round_max": max(round_ratios),
+                    # Per-round medians (ms), in order: whether the engines
+                    # slow down together when the host is busy.
+                    "harness_round_ms": [x / 1e6 for x in rmed["harness"]],
+                    "ort_round_ms": [x / 1e6 for x in rmed["ort"]],
                     "harness_runs": len(times["harness"]), "ort_runs": len(times["ort"]),
                     "harness_p90_ms": float(np.percentile(times["harness"], 90)) / 1e6,
                     "ort_p90_ms": float(np.percentile(times["ort"], 90)) / 1e6,
@@ -138,8 +142,12 @@ def main():
                     row["cpu_ratio"] = row["harness_cpu_ms"] / row["ort_cpu_ms"]
                 row["harness_peak_pct"] = 100 * row["harness_gflops"] / peak
                 row["ort_peak_pct"] = 100 * row["ort_gflops"] / peak
+                if len(set(row["harness_round_ms"])) > 1 and len(set(row["ort_round_ms"])) > 1:
+                    row["round_corr"] = statistics.correlation(row["harness_round_ms"], row["ort_round_ms"])
                 rows.append(row)
-                log(f"  harness {hm:.4f} ms, ort {om:.4f} ms, ratio {hm / om:.3f}"
+                log(f"  harness {hm:.4f} ms, ort {om:.4f} ms, ratio {hm / om:.3f} "
+                    f"(rounds {row['ratio_round_min']:.3f}-{row['ratio_round_max']:.3f}"
+                    + (f", round times correlate {row['round_corr']:.2f})" if "round_corr" in row else ")")
                     + (f"; on-CPU per run {row['harness_cpu_ms']:.4f} / {row['ort_cpu_ms']:.4f} ms, "
                        f"ratio {row['cpu_ratio']:.3f}" if row.get("cpu_ratio") else ""))
             if a.profile_s > 0:
