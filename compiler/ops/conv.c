@@ -1674,6 +1674,20 @@ static void plan_pixels(const hc_lower_ctx* lc, const conv_plan* p, const flat_p
     else
       mct = (mct + 1) / 2;
   }
+  /* A panel's channel tiles take turns over the same input vectors, so the
+   * weights of all of a block's channels cycle through L1 once per panel:
+   * 8 tiles of ResNet-50's 7x7 stem (147 terms) are 28 KB, all of Zen 3's
+   * L1, and each panel found them in L2. Blocks whose weights take at most
+   * a quarter of L1 (2 tiles, 12 channels there) keep them in L1 beside the
+   * panel's input: `r50_conv1` alone 0.96 of the time, the stem in
+   * ResNet-50 0.76-0.92 at one thread and 0.88-1.00 at two
+   * (docs/performance.md, stop 28). Stems of 3x3 taps (27 terms: 5 KB for
+   * 8 tiles) keep their blocks, and so do reductions too long for two
+   * tiles' weights to fit (they would only re-read the input more often). */
+  int64_t tile_wbytes = (int64_t)mr * p->Cg * P->nterms * (int64_t)hx_dtype_size(conv_weight_st(p) ? conv_weight_st(p) : p->dt);
+  int64_t l1_quarter = hc_ukr_l1d_bytes(lc) / 4;
+  if (2 * tile_wbytes <= l1_quarter)
+    while (mct > 2 && mct * tile_wbytes > l1_quarter) mct = (mct + 1) / 2;
   q->mc = mct * mr;
   q->fc = fct * q->nr;
   q->nmb = (p->Mg + q->mc - 1) / q->mc;

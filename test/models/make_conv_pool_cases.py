@@ -350,6 +350,10 @@ def main():
     # The pixels kernel by output rows (plan_pixels): asymmetric pads, two
     # images, rows of 71 (4 panels and 7 lanes on AVX2) in blocks of rows.
     conv_case(root, "conv_pixels_rows_batch", (2, 3, 40, 70), (6, 3, 3, 3), pads=[1, 2, 0, 1])
+    # A 7x7 stem (147 terms) whose channel blocks plan_pixels shrinks to
+    # weights a quarter of L1 fits (2 tiles of 6 on AVX2): 22 channels in
+    # blocks of 12 and 10, the last a tile and a ragged one of 4.
+    conv_case(root, "conv_pixels_stem7_blocks", (1, 3, 30, 40), (22, 3, 7, 7), strides=[2, 2], pads=[3, 3, 3, 3])
     # Strided images with rows of more than 16 vectors (emit_repack): the
     # inner vectors copied in a loop, odd widths, padding on either side.
     conv_case(root, "conv_float16_pixels_rows", (1, 3, 9, 140), (4, 3, 3, 3), dtype=f16, strides=[2, 2], pads=[1, 1, 1, 1],
