@@ -52,18 +52,11 @@ def main():
     bin_dir = os.path.abspath(a.bin)
     if a.a == a.b and a.env_a == a.env_b:
         ap.error("A and B are the same engine")
-    ea = make(bin_dir, a.a, a.threads, a.input, a.env_a)
-    try:
-        eb = make(bin_dir, a.b, a.threads, a.input, a.env_b)
+    cpu = {}
+    with make(bin_dir, a.a, a.threads, a.input, a.env_a) as ea, make(bin_dir, a.b, a.threads, a.input, a.env_b) as eb:
         # Distinct names even for one artifact under two environments.
         ea.name, eb.name = "A " + a.a, "B " + a.b
-        try:
-            cpu = {}
-            times, _ = engines.interleave([ea, eb], a.rounds, a.block_s, cpu=cpu)
-        finally:
-            eb.close()
-    finally:
-        ea.close()
+        times, _ = engines.interleave([ea, eb], a.rounds, a.block_s, cpu=cpu)
     stat = {}
     for e in (ea, eb):
         t, c = times[e.name], cpu[e.name]

@@ -100,16 +100,9 @@ def main():
             for t in a.threads:
                 log(f"{name}: {t} thread(s), {a.rounds} interleaved rounds")
                 host_before = engines.handoff(bin_dir) if t > 1 else None
-                h = engines.harness_engine(bin_dir, art, t, spec)
-                try:
-                    o = engines.ort_engine(onnx_path, t, spec)
-                    try:
-                        cpu = {}
-                        times, rmed = engines.interleave([h, o], a.rounds, a.block_s, cpu=cpu)
-                    finally:
-                        o.close()
-                finally:
-                    h.close()
+                cpu = {}
+                with engines.harness_engine(bin_dir, art, t, spec) as h, engines.ort_engine(onnx_path, t, spec) as o:
+                    times, rmed = engines.interleave([h, o], a.rounds, a.block_s, cpu=cpu)
                 hm = statistics.median(times["harness"]) / 1e6
                 om = statistics.median(times["ort"]) / 1e6
                 round_ratios = [x / y for x, y in zip(rmed["harness"], rmed["ort"])]

@@ -38,7 +38,9 @@ def pin_one_thread(threads):
 
 class Engine:
     """One model loaded in one engine, answering "run K". threads: how many
-    the engine computes with; at 1 it is pinned to one_thread_cpu()."""
+    the engine computes with; at 1 it is pinned to one_thread_cpu(). A
+    context manager: `with` closes it, also when the other engine of a
+    comparison fails to start."""
 
     def __init__(self, name, cmd, env=None, threads=None):
         self.name = name
@@ -75,6 +77,13 @@ class Engine:
             except (OSError, ValueError, IndexError):
                 pass
         return total
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
 
     def close(self):
         try:

@@ -79,15 +79,8 @@ def main():
         # r) gets each engine's own synthetic data.
         spec = specs[0] if specs else None
         for t in a.threads:
-            h = engines.harness_engine(a.bin, art, t, spec)
-            try:
-                o = engines.ort_engine(path, t, spec)
-                try:
-                    times, rmed = engines.interleave([h, o], a.rounds, a.block_s)
-                finally:
-                    o.close()
-            finally:
-                h.close()
+            with engines.harness_engine(a.bin, art, t, spec) as h, engines.ort_engine(path, t, spec) as o:
+                times, rmed = engines.interleave([h, o], a.rounds, a.block_s)
             ratios = [x / y for x, y in zip(rmed["harness"], rmed["ort"])]
             hm = statistics.median(times["harness"]) / 1e6
             om = statistics.median(times["ort"]) / 1e6

@@ -83,16 +83,10 @@ def main():
             print(f"{shape:<16} harnessc failed: {p.stderr.strip()}", flush=True)
             continue
         flops = 2.0 * m * n * k
-        h = engines.harness_engine(bin_dir, art, a.threads, warmup=3)
-        try:
-            o = engines.Engine("openblas", [exe, str(m), str(n), str(k), "--threads", str(a.threads), "--warmup", "3",
-                                            "--serve"], env, threads=a.threads)
-            try:
-                times, _ = engines.interleave([h, o], a.rounds, a.block_s)
-            finally:
-                o.close()
-        finally:
-            h.close()
+        with engines.harness_engine(bin_dir, art, a.threads, warmup=3) as h, \
+                engines.Engine("openblas", [exe, str(m), str(n), str(k), "--threads", str(a.threads), "--warmup", "3",
+                                            "--serve"], env, threads=a.threads) as o:
+            times, _ = engines.interleave([h, o], a.rounds, a.block_s)
         hg = flops / statistics.median(times["harness"])
         og = flops / statistics.median(times["openblas"])
         row = {"shape": shape, "m": m, "n": n, "k": k, "threads": a.threads, "isa": a.isa,
