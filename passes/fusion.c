@@ -439,7 +439,7 @@ static hx_status_t run_pack_weights(hc_pass_ctx* ctx, hc_graph* g) {
     if (n->op == &hc_op_gemm || n->op == &hc_op_matmul)
       HX_RETURN_IF_ERROR(hc_matmul_prepack(g, n, &done));
     else if (n->op == &hc_op_conv || n->op == &hc_op_conv_transpose)
-      HX_RETURN_IF_ERROR(hc_conv_prepack(g, n, &done));
+      HX_RETURN_IF_ERROR(hc_conv_prepack(g, n, ctx->target, &done));
     else if (n->op == &hc_op_matmul_integer || n->op == &hc_op_qlinear_matmul)
       HX_RETURN_IF_ERROR(hc_mmi_prepack(g, n, ctx->target, &done));
     packed += done;

@@ -165,6 +165,7 @@ typedef struct conv_plan {
   hc_q8_scales wscales;
   int wlayout;     /* HC_PACK_* of the weight's packed copy (HC_PACK_NONE: none) */
   bool prepacking; /* asked by pack-weights, which may still repack the weight */
+  int wino_m;      /* tile size of a weight packed as U (HC_PACK_WINOGRAD), else 0 */
 } conv_plan;
 
 /* Input i as the op sees it: the unpacked original of a pre-packed input. */
@@ -204,6 +205,8 @@ static hx_status_t check_conv_inputs(const hc_node* n, bool transpose, conv_plan
     if (wt == HX_DTYPE_INT8) p->wscales = hc_packed_q8_scales(n, 1);
   }
   p->wlayout = n->packed && n->packed->input == 1 ? n->packed->layout : HC_PACK_NONE;
+  /* U[xi][oc/16][c][16] has alpha^2 = (m + 2)^2 rows (hc_wino_prepack). */
+  if (p->wlayout == HC_PACK_WINOGRAD) p->wino_m = n->inputs[1]->dims[0] == 36 ? 4 : 2;
   p->nd = x->rank - 2;
   p->N = x->dims[0];
   p->C = x->dims[1];
@@ -1196,10 +1199,12 @@ static bool conv_wino_shape(const conv_plan* p, hc_wino_shape* s) {
  * the schedule pass, so they agree. */
 static int wino_lanes(const hc_node* n) { return n->group ? 1 : 2; }
 
+/* The tile size: the packed U's, which pack-weights chose for the target
+ * (hc_wino_choose_packed), or the shape's. */
 static int conv_wino_m(const conv_plan* p, hc_wino_shape* s) {
   if (!conv_wino_shape(p, s)) return 0;
   if (p->N * p->M * p->out_plane == 0 || p->Cg == 0) return 0;
-  return hc_wino_choose(s);
+  return p->wino_m ? p->wino_m : hc_wino_choose(s);
 }
 
 /* Whether a float32 ConvTranspose takes the channels kernel: as for a
@@ -3415,7 +3420,7 @@ static hx_status_t convt_prepack(hc_graph* g, hc_node* n, bool* out_done) {
   return HX_OK;
 }
 
-hx_status_t hc_conv_prepack(hc_graph* g, hc_node* n, bool* out_done) {
+hx_status_t hc_conv_prepack(hc_graph* g, hc_node* n, const struct hc_target* target, bool* out_done) {
   *out_done = false;
   bool transpose = n->op == &hc_op_conv_transpose;
   conv_plan p;
@@ -3432,6 +3437,8 @@ hx_status_t hc_conv_prepack(hc_graph* g, hc_node* n, bool* out_done) {
   if (conv_fast_kind(&p) == CF_WINOGRAD) {
     hc_wino_shape ws;
     int m = conv_wino_m(&p, &ws);
+    /* U transformed here is the target's layout: its tile size may be. */
+    if (!narrowed && p.dt == HX_DTYPE_FLOAT32) m = hc_wino_choose_packed(&ws, target);
     return hc_wino_prepack(g, n, &ws, m, out_done);
   }
   if (conv_fast_kind(&p) == CF_GEMM && conv_is_gemv(&p)) {

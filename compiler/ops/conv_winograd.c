@@ -36,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compiler/backend/target.h"
 #include "compiler/codegen/epilogue.h"
 #include "compiler/ops/gemm_microkernel.h"
 #include "compiler/ops/op.h"
@@ -209,6 +210,24 @@ static void wino_geometry(const hc_wino_shape* s, int m, bool packed, bool grow,
 
 /* F(4,3) from this many 4x4 tiles per image batch (20x20 planes and up). */
 #define WINO_F4_MIN_TILES 25
+/* On 256-bit (AVX2) targets, whose products take twice the cycles of
+ * AVX-512's per flop, F(4,3) already from 16 tiles (13x13 to 16x16 planes)
+ * when both channel counts are at least 128: its products do 0.56-0.73 of
+ * F(2,3)'s work for a U 2.25 times larger, which streams from memory once
+ * per run, and on AVX2 the work saved outweighs it. On the Zen 3 guest
+ * (docs/performance.md, "F(4,3) on 14x14 planes for AVX2"), ResNet-50's
+ * layer-3 convolutions (256 channels on 14x14) in the model took 0.84-0.87
+ * of F(2,3)'s time at one thread and 0.86-0.90 at two; one-layer models
+ * with weights flushed from the caches, 128 to 512 channels: 0.58-0.94;
+ * 64 channels on 14x14 ran 6-10% slower (the transforms outweigh the
+ * products there). On the Zen 5 guest with AVX-512 (stop 18), ResNet-50
+ * ran 8% slower with F(4,3) on its 14x14 layers, so 512-bit targets keep
+ * WINO_F4_MIN_TILES. Only where pack-weights transforms U (its row count
+ * then tells the tile size): the rule is the target's, and U a layout of
+ * that target's variant. */
+#define WINO_F4_AVX2_MIN_TILES 16
+#define WINO_F4_AVX2_MIN_CHANNELS 128
+
 /* F(2,3) from this many 2x2 tiles (7x7 planes and up). On the Zen 3 guest
  * (docs/performance.md, "3x3 convolutions on 7x7 planes") 7x7 and 8x8
  * planes ran in 0.45-0.9 of the direct kernels' time with 64-960
@@ -223,12 +242,12 @@ static void wino_geometry(const hc_wino_shape* s, int m, bool packed, bool grow,
  * weights again); F(2,3) where the 4x4 tiles would be fewer (14x14, 16x16:
  * 16 tiles, and the 36 products stream 4x the weights for little work),
  * down to 7x7 planes. */
-int hc_wino_choose(const hc_wino_shape* s) {
+static int choose_from(const hc_wino_shape* s, int64_t f4_min_tiles) {
   if (s->C < 16 || s->M < 16 || s->OH < 4 || s->OW < 4) return 0;
   /* 32-bit tile offsets and tables. */
   if (s->N * s->C * s->H * s->W >= ((int64_t)1 << 31) || s->N * s->M * s->OH * s->OW >= ((int64_t)1 << 31)) return 0;
   int64_t t4 = s->N * ((s->OH + 3) / 4) * ((s->OW + 3) / 4), t2 = s->N * ((s->OH + 1) / 2) * ((s->OW + 1) / 2);
-  int m = t4 >= WINO_F4_MIN_TILES ? 4 : t2 >= WINO_F2_MIN_TILES ? 2 : 0;
+  int m = t4 >= f4_min_tiles ? 4 : t2 >= WINO_F2_MIN_TILES ? 2 : 0;
   /* The transformed images (V and Mx, 4.5x (F(4,3)) to 8x (F(2,3)) the
    * input's bytes) must stay small: they are arena memory, and on the
    * large planes where a CNN's activations peak they would raise the
@@ -256,6 +275,18 @@ int hc_wino_choose(const hc_wino_shape* s) {
     if (g.total <= HC_WINO_MAX_WORKSPACE) return m;
   }
   return 0;
+}
+
+int hc_wino_choose(const hc_wino_shape* s) { return choose_from(s, WINO_F4_MIN_TILES); }
+
+int hc_wino_choose_packed(const hc_wino_shape* s, const hc_target* target) {
+  int m = hc_wino_choose(s);
+  /* 256-bit targets: F(4,3) from WINO_F4_AVX2_MIN_TILES where both channel
+   * counts reach WINO_F4_AVX2_MIN_CHANNELS. */
+  if (m == 2 && target && target->vector_bits == 256 && s->C >= WINO_F4_AVX2_MIN_CHANNELS &&
+      s->M >= WINO_F4_AVX2_MIN_CHANNELS)
+    m = choose_from(s, WINO_F4_AVX2_MIN_TILES);
+  return m;
 }
 
 /* The weights were prepared at compile time (U, or a narrowed g): the

@@ -32,9 +32,17 @@ typedef struct hc_wino_shape {
 } hc_wino_shape;
 
 /* Output tile size m (4: F(4x4,3x3), 2: F(2x2,3x3)) Winograd is used with
- * for this shape, or 0 when the direct kernels are faster. Shapes only:
- * every target and the pack-weights pass agree. */
+ * for this shape, or 0 when the direct kernels are faster. Shapes only, so
+ * that the lowering, the workspace and the pack-weights pass agree on a
+ * convolution whose weights are not transformed at compile time. */
 int hc_wino_choose(const hc_wino_shape* s);
+
+/* The tile size for the pack-weights pass, which transforms the constant
+ * float32 weights into U for one target: hc_wino_choose's, except where
+ * that target's products favour F(4,3) on fewer tiles. The packed U then
+ * carries m (its alpha^2 rows) for everything after the pass. Nonzero
+ * exactly where hc_wino_choose is. */
+int hc_wino_choose_packed(const hc_wino_shape* s, const struct hc_target* target);
 
 /* Workspace bytes of n's lowering (no room for U where pack-weights
  * prepared the weights at compile time). */

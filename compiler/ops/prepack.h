@@ -21,17 +21,20 @@ bool hc_matmul_fast(const hc_node* n);
  * (and so accepts fused epilogues). */
 bool hc_conv_fast(const hc_node* n);
 
+struct hc_target;
+
 /* Packs the constant weight of a Gemm/MatMul/Conv node that its fast kernel
  * reads pre-packed: adds the packed constant to the graph, rewires the node's
  * input and records hc_node.packed. *out_done tells whether it did (false
- * when the node's weight is not a constant or its kernel reads it as is). */
+ * when the node's weight is not a constant or its kernel reads it as is).
+ * A Conv's Winograd U takes the tile size `target`'s products favour
+ * (hc_wino_choose_packed). */
 hx_status_t hc_matmul_prepack(hc_graph* g, hc_node* n, bool* out_done);
-hx_status_t hc_conv_prepack(hc_graph* g, hc_node* n, bool* out_done);
+hx_status_t hc_conv_prepack(hc_graph* g, hc_node* n, const struct hc_target* target, bool* out_done);
 /* MatMulInteger's or QLinearMatMul's constant int8 B (zero point 0, K a
  * multiple of 4) in the K-quads of the VNNI byte path, where `target` has
  * it (HC_PACK_KQUADS_S8, compiler/ops/integer_ops.c); other targets pack B
  * per run. */
-struct hc_target;
 hx_status_t hc_mmi_prepack(hc_graph* g, hc_node* n, const struct hc_target* target, bool* out_done);
 
 /* Adds the packed constant `name` (elem, rank/dims, `data` from

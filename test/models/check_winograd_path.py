@@ -34,8 +34,10 @@ CASES = [
     # ResNet-50's layer-1 shape: the transformed images of all tiles (3.8
     # MB) exceed the workspace cap (HC_WINO_MAX_WORKSPACE), so the tiles go
     # in blocks (HC_WINO_BLOCK_WORKSPACE: seven of up to 32). Its layer-2 shape
-    # (49 tiles of 4x4, at least WINO_F4_MIN_TILES) and layer-3 shape (16)
-    # take F(4,3) and F(2,3).
+    # (49 tiles of 4x4, at least WINO_F4_MIN_TILES) takes F(4,3). Its layer-3
+    # shape (16 tiles, 256 channels) F(2,3), except where pack-weights
+    # transforms U for AVX2 (x86-64-v3 at -O3): F(4,3) (a pair (m, m on
+    # AVX2 with packed U); hc_wino_choose_packed).
     (0, "fast_conv_wino_56", 4, False),
     (0, "fast_conv_wino_28", 4, False),
     # 625 tiles in ten blocks, the last one ragged (49 tiles).
@@ -45,7 +47,7 @@ CASES = [
     (0, "fast_conv_wino4_b2_wrt", 4, True),
     (0, "fuse_conv_wino4x4_res_relu", 4, False),
     (0, "fast_conv_wino_13x17", 2, False),
-    (0, "fast_conv_wino_14", 2, False),
+    (0, "fast_conv_wino_14", (2, 4), False),
     (0, "fast_conv_wino_7", 2, False),
     (0, "fast_conv_wino_7_wrt", 2, True),
     (0, "fast_conv_wino_c300", 2, False),
@@ -159,10 +161,13 @@ def main():
     a = ap.parse_args()
     harnessc = os.path.join(a.bin, "harnessc")
     bad = 0
-    for folder, case, m, runtime_w in CASES:
+    for folder, case, tiles, runtime_w in CASES:
         model = os.path.join(a.dirs[folder], case, "model.onnx")
         for target in ("x86-64-v3", "x86-64-v4"):
             for level in (1, 3):
+                # U packed at compile time (-O3, constant weights) for AVX2.
+                packed_avx2 = level == 3 and not runtime_w and target == "x86-64-v3"
+                m = tiles if isinstance(tiles, int) else tiles[1 if packed_avx2 else 0]
                 text = kernels(harnessc, model, level, target)
                 json.loads(text)
                 want_w = m and (runtime_w or level == 1)

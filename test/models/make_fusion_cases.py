@@ -257,11 +257,12 @@ def kernel_cases(root):
         # The same with the weights as an input (packed at run time).
         write_case(root, f"fast_{name}_wrt", [node], [("x", x), ("W", w)], [("y", y)], [("B", b)])
     # Winograd whose transformed weights stream from memory (U of F(2,3):
-    # 16 x 1024 x 512 floats, 32 MiB, above HC_WINO_STREAMED_U): its 49
-    # tiles go in blocks of 32, not 16 (an eighth of U holds 42 tiles' V and
+    # 16 x 1024 x 512 floats, 32 MiB, above HC_WINO_STREAMED_U): its 42
+    # tiles go in blocks of 32, not 16 (an eighth of U holds 41 tiles' V and
     # Mx), and in one lane. Constant weights only (the run-time transform
-    # keeps its blocks).
-    x = randf(1, 1024, 14, 14)
+    # keeps its blocks). A 12x14 plane (12 tiles of 4x4) keeps F(2,3) for
+    # every target (hc_wino_choose_packed).
+    x = randf(1, 1024, 12, 14)
     w = (randf(512, 1024, 3, 3) / math.sqrt(1024 * 9)).astype(np.float32)
     b = randf(512)
     y = conv_ref(x, w, b, 1, 1, 1, 1).astype(np.float32)
