@@ -218,9 +218,9 @@ static void wino_geometry(const hc_wino_shape* s, int m, bool packed, bool grow,
  * (docs/performance.md, "F(4,3) on 14x14 planes for AVX2"), ResNet-50's
  * layer-3 convolutions (256 channels on 14x14) in the model took 0.84-0.87
  * of F(2,3)'s time at one thread and 0.86-0.90 at two; one-layer models
- * with weights flushed from the caches, 128 to 512 channels: 0.58-0.94;
- * 64 channels on 14x14 ran 6-10% slower (the transforms outweigh the
- * products there). On the Zen 5 guest with AVX-512 (stop 18), ResNet-50
+ * with weights flushed from the caches, 128 to 512 channels: 0.58-0.89 at
+ * one thread (128 on 14x14: 0.94-1.06 at two); 64 channels on 14x14 ran
+ * 6-10% slower at one thread (the transforms outweigh the products). On the Zen 5 guest with AVX-512 (stop 18), ResNet-50
  * ran 8% slower with F(4,3) on its 14x14 layers, so 512-bit targets keep
  * WINO_F4_MIN_TILES. Only where pack-weights transforms U (its row count
  * then tells the tile size): the rule is the target's, and U a layout of
