@@ -1623,7 +1623,8 @@ static void plan_pixels(const hc_lower_ctx* lc, const conv_plan* p, const flat_p
   /* Narrowed weights (the broadcast rows): wider tiles widen fewer. */
   static const int k512w[][2] = {{4, 6}, {3, 7}, {2, 8}, {4, 5}, {5, 4}, {6, 4}, {0, 0}};
   static const int k256w[][2] = {{4, 3}, {6, 2}, {5, 2}, {3, 3}, {0, 0}};
-  int wc = widen_cost(conv_weight_st(p));
+  hx_dtype_t wst = conv_weight_st(p);
+  int wc = widen_cost(wst);
   int mr = 6, nv = regs == 32 ? 4 : 2;
   {
     double best = 1e300;
@@ -1689,7 +1690,7 @@ static void plan_pixels(const hc_lower_ctx* lc, const conv_plan* p, const flat_p
    * (docs/performance.md, stop 28). Stems of 3x3 taps (27 terms: 5 KB for
    * 8 tiles) keep their blocks, and so do reductions too long for two
    * tiles' weights to fit (they would only re-read the input more often). */
-  int64_t tile_wbytes = (int64_t)mr * p->Cg * P->nterms * (int64_t)hx_dtype_size(conv_weight_st(p) ? conv_weight_st(p) : p->dt);
+  int64_t tile_wbytes = (int64_t)mr * p->Cg * P->nterms * (int64_t)hx_dtype_size(wst ? wst : p->dt);
   int64_t l1_quarter = hc_ukr_l1d_bytes(lc) / 4;
   if (2 * tile_wbytes <= l1_quarter)
     while (mct > 2 && mct * tile_wbytes > l1_quarter) mct = (mct + 1) / 2;

@@ -220,11 +220,12 @@ static void wino_geometry(const hc_wino_shape* s, int m, bool packed, bool grow,
  * of F(2,3)'s time at one thread and 0.86-0.90 at two; one-layer models
  * with weights flushed from the caches, 128 to 512 channels: 0.58-0.89 at
  * one thread (128 on 14x14: 0.94-1.06 at two); 64 channels on 14x14 ran
- * 6-10% slower at one thread (the transforms outweigh the products). On the Zen 5 guest with AVX-512 (stop 18), ResNet-50
- * ran 8% slower with F(4,3) on its 14x14 layers, so 512-bit targets keep
- * WINO_F4_MIN_TILES. Only where pack-weights transforms U (its row count
- * then tells the tile size): the rule is the target's, and U a layout of
- * that target's variant. */
+ * 6-10% slower at one thread (the transforms outweigh the products). On
+ * the Zen 5 guest with AVX-512 (stop 18), ResNet-50 ran 8% slower with
+ * F(4,3) on its 14x14 layers, so 512-bit targets keep WINO_F4_MIN_TILES.
+ * Only where pack-weights transforms U (its row count then tells the tile
+ * size): the rule is the target's, and U a layout of that target's
+ * variant. */
 #define WINO_F4_AVX2_MIN_TILES 16
 #define WINO_F4_AVX2_MIN_CHANNELS 128
 

@@ -35,9 +35,9 @@ CASES = [
     # MB) exceed the workspace cap (HC_WINO_MAX_WORKSPACE), so the tiles go
     # in blocks (HC_WINO_BLOCK_WORKSPACE: seven of up to 32). Its layer-2 shape
     # (49 tiles of 4x4, at least WINO_F4_MIN_TILES) takes F(4,3). Its layer-3
-    # shape (16 tiles, 256 channels) F(2,3), except where pack-weights
-    # transforms U for AVX2 (x86-64-v3 at -O3): F(4,3) (a pair (m, m on
-    # AVX2 with packed U); hc_wino_choose_packed).
+    # shape (16 tiles, 256 channels) takes F(2,3), but F(4,3) where
+    # pack-weights transforms U for AVX2 (x86-64-v3 at -O3;
+    # hc_wino_choose_packed). A pair (m, m_avx2) gives the two tile sizes.
     (0, "fast_conv_wino_56", 4, False),
     (0, "fast_conv_wino_28", 4, False),
     # 625 tiles in ten blocks, the last one ragged (49 tiles).
