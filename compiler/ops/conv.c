@@ -1178,16 +1178,22 @@ static bool conv_is_gemv(const conv_plan* p) {
  * pass narrowed: their products build U from the narrowed weights
  * (HC_PACK_WINOGRAD_G, which pack-weights makes from the plain narrowed
  * copy). A narrowed copy still plain at lowering (-O0, -O1: no
- * pack-weights) gets the direct kernels, which read it in place. */
+ * pack-weights) gets the direct kernels, which read it in place. Stride 2
+ * in both dims: float32 activations and weights only (a U that
+ * pack-weights transforms, see hc_wino_choose_packed). */
 static bool conv_wino_shape(const conv_plan* p, hc_wino_shape* s) {
   if (p->transpose || (p->dt != HX_DTYPE_FLOAT32 && p->dt != HX_DTYPE_FLOAT16) || p->nd != 2 || p->G != 1) return false;
   bool narrowed = p->wt != HX_DTYPE_UNDEFINED && p->wt != HX_DTYPE_FLOAT32;
   if (narrowed && (p->dt != HX_DTYPE_FLOAT32 ||
                    !(p->wlayout == HC_PACK_WINOGRAD_G || (p->wlayout == HC_PACK_PLAIN && p->prepacking))))
     return false;
+  int stride = p->s[0];
+  if (stride != p->s[1] || (stride != 1 && stride != 2)) return false;
+  if (stride == 2 && (p->dt != HX_DTYPE_FLOAT32 || narrowed)) return false;
   for (int i = 0; i < 2; ++i)
-    if (p->k[i] != 3 || p->s[i] != 1 || p->d[i] != 1) return false;
-  *s = (hc_wino_shape){p->N, p->C, p->M, p->in[0], p->in[1], p->out[0], p->out[1], p->pb[0], p->pb[1], p->dt};
+    if (p->k[i] != 3 || p->d[i] != 1) return false;
+  *s = (hc_wino_shape){.N = p->N, .C = p->C, .M = p->M, .H = p->in[0], .W = p->in[1], .OH = p->out[0],
+                       .OW = p->out[1], .pt = p->pb[0], .pl = p->pb[1], .stride = stride, .dt = p->dt};
   s->wt = narrowed ? p->wt : HX_DTYPE_UNDEFINED;
   return true;
 }
@@ -3435,13 +3441,13 @@ hx_status_t hc_conv_prepack(hc_graph* g, hc_node* n, const struct hc_target* tar
   p.prepacking = true;
   hc_value* src = n->inputs[1];
   hc_value* w = narrowed ? n->packed->original : src;
-  if (conv_fast_kind(&p) == CF_WINOGRAD) {
-    hc_wino_shape ws;
-    int m = conv_wino_m(&p, &ws);
-    /* U transformed here is the target's layout: its tile size may be. */
-    if (!narrowed && p.dt == HX_DTYPE_FLOAT32) m = hc_wino_choose_packed(&ws, target);
-    return hc_wino_prepack(g, n, &ws, m, out_done);
-  }
+  /* U transformed here is the target's layout: its tile size may be, and
+   * whether a stride-2 convolution takes Winograd at all. */
+  hc_wino_shape ws;
+  int wm = conv_fast_kind(&p) == CF_WINOGRAD ? conv_wino_m(&p, &ws) : 0;
+  if (!narrowed && p.dt == HX_DTYPE_FLOAT32 && (wm || (conv_wino_shape(&p, &ws) && ws.stride == 2)))
+    wm = hc_wino_choose_packed(&ws, target);
+  if (wm) return hc_wino_prepack(g, n, &ws, wm, out_done);
   if (conv_fast_kind(&p) == CF_GEMM && conv_is_gemv(&p)) {
     hc_mm_desc d;
     conv_gemv_desc(n, &p, &d);

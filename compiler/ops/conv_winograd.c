@@ -29,6 +29,20 @@
  * Interpolation points (and infinity): 0, 1, -1 for F(2,3); 0, 1, -1, 2,
  * -1/2 for F(4,3), whose error is then about 1e-6 of the output's scale
  * (twice the direct kernels'), half that of the usual 0, +-1, +-2.
+ *
+ * Stride 2 (F(2x2,3x3) with stride 2: a 2x2 output tile reads a 5x5 patch,
+ * tiles 4 input columns apart). Along one axis, outputs y0 = d0 g0 + d1 g1
+ * + d2 g2 and y1 = d2 g0 + d3 g1 + d4 g2 split into the even columns
+ * (d0, d2, d4 with taps g0, g2: a stride-1 F(2,2), three products) and the
+ * odd ones (d1, d3 with g1: two), five products for six:
+ *     B^T d = (d0 - d2, d2, d4 - d2, d1, d3)
+ *     G g   = (g0, g0 + g2, g2, g1, g1)
+ *     y0 = m0 + m1 + m3,  y1 = m1 + m2 + m4
+ * so alpha = 5 and 25 products per tile instead of 36 (0.69 of the direct
+ * kernels' multiplies), all coefficients +-1: no rounding beyond the
+ * direct sum's. The last two rows of G are equal, so U has 4 x 4 distinct
+ * rows (the ones of F(2,3)'s size), and U[xi] for xi in row or column 4
+ * is the one of row or column 3 (wino_mat.nud).
  */
 #include "compiler/ops/conv_winograd.h"
 
@@ -53,6 +67,9 @@
 /* Largest block of it when all the tiles do not fit: the shapes that need
  * blocks are the large planes where a CNN's activations peak. */
 #define HC_WINO_BLOCK_WORKSPACE ((uint64_t)3 << 18)
+/* The same for stride 2, whose products do less work per tile: blocks of
+ * at least WINO_S2_MIN_BLOCK_TILES tiles or none (see choose_s2). */
+#define HC_WINO_S2_BLOCK_WORKSPACE ((uint64_t)3 << 19)
 /* Packed float32 U of at least this many bytes streams from memory once per
  * block: such a convolution's blocks grow towards WINO_STREAM_TILES tiles,
  * their workspace up to an eighth of U (see wino_geometry). */
@@ -67,20 +84,41 @@
 /* Tiles ahead the output transform prefetches its products (see emit_output). */
 #define WINO_OUT_PREFETCH 2
 
-/* Transform matrices of F(m, 3): B^T (alpha x alpha), G (alpha x 3), A^T
- * (m x alpha). */
+/* Transform matrices of F(m, 3) with stride 1 or 2: B^T (alpha x alpha),
+ * G (alpha x 3), A^T (m x alpha). step: input columns (rows) from one tile
+ * to the next. nud: distinct rows of G; row i >= nud equals row nud - 1, so
+ * U[i][j] is stored once, at U row min(i, nud-1) * nud + min(j, nud-1). */
 typedef struct wino_mat {
-  int m, a;
+  int m, a, stride, step, nud;
   double BT[WINO_MAX_A][WINO_MAX_A];
   double G[WINO_MAX_A][3];
   double AT[4][WINO_MAX_A];
 } wino_mat;
 
-static void wino_matrices(int m, wino_mat* w) {
+/* alpha: the patch size of an m x m tile. */
+static int wino_alpha(int m, int stride) { return stride == 2 ? 2 * m + 1 : m + 2; }
+
+static void wino_matrices(int m, int stride, wino_mat* w) {
   memset(w, 0, sizeof *w);
   w->m = m;
-  w->a = m + 2;
-  if (m == 4) {
+  w->stride = stride == 2 ? 2 : 1;
+  w->a = wino_alpha(m, w->stride);
+  w->step = m * w->stride;
+  w->nud = w->a;
+  if (w->stride == 2) {
+    /* F(2,3) with stride 2 (see the top of the file); m is 2. */
+    static const double BT[5][5] = {
+        {1, 0, -1, 0, 0}, {0, 0, 1, 0, 0}, {0, 0, -1, 0, 1}, {0, 1, 0, 0, 0}, {0, 0, 0, 1, 0}};
+    static const double G[5][3] = {{1, 0, 0}, {1, 0, 1}, {0, 0, 1}, {0, 1, 0}, {0, 1, 0}};
+    static const double AT[2][5] = {{1, 1, 0, 1, 0}, {0, 1, 1, 0, 1}};
+    for (int i = 0; i < 5; ++i)
+      for (int j = 0; j < 5; ++j) w->BT[i][j] = BT[i][j];
+    for (int i = 0; i < 5; ++i)
+      for (int j = 0; j < 3; ++j) w->G[i][j] = G[i][j];
+    for (int i = 0; i < 2; ++i)
+      for (int j = 0; j < 5; ++j) w->AT[i][j] = AT[i][j];
+    w->nud = 4;
+  } else if (m == 4) {
     /* Points 0, 1, -1, 2, -1/2 (and infinity): half the float32 error of
      * the common 0, +-1, +-2 for a few more non-unit coefficients in B^T. */
     static const double BT[6][6] = {{1, 3.0 / 2, -2, -3.0 / 2, 1, 0},      {0, -1, -5.0 / 2, -1.0 / 2, 1, 0},
@@ -112,7 +150,7 @@ static void wino_matrices(int m, wino_mat* w) {
 
 /* Tiling and workspace layout. */
 typedef struct wino_geo {
-  int m, a, nxi;
+  int m, a, nxi, nu; /* nu: rows of U (distinct xi) */
   int64_t th, tw, T, Tp, Mp; /* Mp: output channels padded to panels */
   int64_t Tb, nblk;          /* tiles per block (a multiple of WINO_PAD), blocks */
   int64_t vxs, mxs;          /* elements from one xi to the next in V and Mx */
@@ -126,9 +164,12 @@ static uint64_t align64(uint64_t x) { return (x + 63) / 64 * 64; }
  * judges a shape by its blocks under the arena caps). */
 static void wino_geometry(const hc_wino_shape* s, int m, bool packed, bool grow, wino_geo* g) {
   memset(g, 0, sizeof *g);
+  wino_mat t;
+  wino_matrices(m, s->stride, &t);
   g->m = m;
-  g->a = m + 2;
+  g->a = t.a;
   g->nxi = g->a * g->a;
+  g->nu = t.nud * t.nud;
   g->th = (s->OH + m - 1) / m;
   g->tw = (s->OW + m - 1) / m;
   g->T = s->N * g->th * g->tw;
@@ -142,7 +183,8 @@ static void wino_geometry(const hc_wino_shape* s, int m, bool packed, bool grow,
    * arena at 6.1 MiB (1 MiB: 6.2, 1.5 MiB: 6.8) and PP-OCRv4 det's at 27. */
   uint64_t per_tile = (uint64_t)(g->nxi * (s->C + g->Mp)) * 4u;
   uint64_t fixed = (uint64_t)(g->nxi * 2 * 16) * 4u + 128u;
-  uint64_t cap = fixed + per_tile * (uint64_t)g->Tp <= HC_WINO_MAX_WORKSPACE ? HC_WINO_MAX_WORKSPACE : HC_WINO_BLOCK_WORKSPACE;
+  uint64_t block = s->stride == 2 ? HC_WINO_S2_BLOCK_WORKSPACE : HC_WINO_BLOCK_WORKSPACE;
+  uint64_t cap = fixed + per_tile * (uint64_t)g->Tp <= HC_WINO_MAX_WORKSPACE ? HC_WINO_MAX_WORKSPACE : block;
   int64_t tb = cap > fixed ? (int64_t)((cap - fixed) / per_tile) : 0;
   tb = tb / WINO_PAD * WINO_PAD;
   if (tb < WINO_PAD) tb = WINO_PAD;
@@ -155,7 +197,7 @@ static void wino_geometry(const hc_wino_shape* s, int m, bool packed, bool grow,
    * go from 16 tiles to 48 and the model from 268 to 234 ms at one
    * thread; its arena from 14.45 to 15.89 MB. Nothing with a U of L2 or
    * L3 size changes (ResNet-50's largest is 4.2 MB). */
-  uint64_t ubytes = (uint64_t)(g->nxi * s->C * g->Mp) * 4u;
+  uint64_t ubytes = (uint64_t)(g->nu * s->C * g->Mp) * 4u;
   bool grown = false;
   if (grow && packed && s->dt == HX_DTYPE_FLOAT32 && s->wt == HX_DTYPE_UNDEFINED && ubytes >= HC_WINO_STREAMED_U &&
       tb < WINO_STREAM_TILES) {
@@ -180,7 +222,7 @@ static void wino_geometry(const hc_wino_shape* s, int m, bool packed, bool grow,
   g->nblk = (g->T + g->Tb - 1) / g->Tb;
   uint64_t off = 0;
   g->u_off = off;
-  if (!packed) off = align64(off + (uint64_t)(g->nxi * s->C * g->Mp) * 4u);
+  if (!packed) off = align64(off + (uint64_t)(g->nu * s->C * g->Mp) * 4u);
   /* One cache line more than the matrices: the alpha^2 vectors a transform
    * task loads or stores, one per xi, would otherwise often lie a multiple
    * of 4 KiB apart and compete for one L1 set. */
@@ -278,9 +320,31 @@ static int choose_from(const hc_wino_shape* s, int64_t f4_min_tiles) {
   return 0;
 }
 
-int hc_wino_choose(const hc_wino_shape* s) { return choose_from(s, WINO_F4_MIN_TILES); }
+/* Stride 2 from this many 2x2 tiles, in blocks of at least this many, and
+ * channel counts (see choose_s2). */
+#define WINO_S2_MIN_TILES 49
+#define WINO_S2_MIN_BLOCK_TILES 48
+#define WINO_S2_MIN_CHANNELS 64
+
+/* Stride 2 (float32 weights packed at compile time, 256-bit targets):
+ * F(2,3) where its tiles are many enough to share U (2x2 tiles of at least
+ * 14x14 outputs) and go in blocks of at least WINO_S2_MIN_BLOCK_TILES. */
+static int choose_s2(const hc_wino_shape* s) {
+  if (s->dt != HX_DTYPE_FLOAT32 || s->wt != HX_DTYPE_UNDEFINED) return 0;
+  if (s->C < WINO_S2_MIN_CHANNELS || s->M < WINO_S2_MIN_CHANNELS || s->OH < 4 || s->OW < 4) return 0;
+  if (s->N * s->C * s->H * s->W >= ((int64_t)1 << 31) || s->N * s->M * s->OH * s->OW >= ((int64_t)1 << 31)) return 0;
+  if (s->N * ((s->OH + 1) / 2) * ((s->OW + 1) / 2) < WINO_S2_MIN_TILES) return 0;
+  wino_geo g;
+  hc_wino_shape one = *s;
+  one.lanes = 1;
+  wino_geometry(&one, 2, true, false, &g);
+  return g.total <= HC_WINO_MAX_WORKSPACE && (g.Tb >= WINO_S2_MIN_BLOCK_TILES || g.nblk == 1) ? 2 : 0;
+}
+
+int hc_wino_choose(const hc_wino_shape* s) { return s->stride == 2 ? 0 : choose_from(s, WINO_F4_MIN_TILES); }
 
 int hc_wino_choose_packed(const hc_wino_shape* s, const hc_target* target) {
+  if (s->stride == 2) return target && target->vector_bits == 256 ? choose_s2(s) : 0;
   int m = hc_wino_choose(s);
   /* 256-bit targets: F(4,3) from WINO_F4_AVX2_MIN_TILES where both channel
    * counts reach WINO_F4_AVX2_MIN_CHANNELS. */
@@ -307,9 +371,10 @@ static int64_t u_index(const hc_wino_shape* s, int64_t Mp, int64_t xi, int64_t c
   return ((xi * (Mp / WINO_PW) + oc / WINO_PW) * s->C + c) * WINO_PW + oc % WINO_PW;
 }
 
-/* U[xi][c][oc] of float32 weights w[oc][c][3][3], in double; U is zeroed. */
+/* U[xi][c][oc] of float32 weights w[oc][c][3][3], in double, for the nud^2
+ * distinct xi; U is zeroed. */
 static void transform_weights(const float* w, const hc_wino_shape* s, const wino_mat* t, float* U) {
-  int a = t->a;
+  int a = t->nud;
   for (int64_t oc = 0; oc < s->M; ++oc)
     for (int64_t c = 0; c < s->C; ++c) {
       const float* g = w + (oc * s->C + c) * 9;
@@ -319,7 +384,7 @@ static void transform_weights(const float* w, const hc_wino_shape* s, const wino
       for (int i = 0; i < a; ++i)
         for (int j = 0; j < a; ++j) {
           double u = tmp[i][0] * t->G[j][0] + tmp[i][1] * t->G[j][1] + tmp[i][2] * t->G[j][2];
-          U[u_index(s, (s->M + WINO_PW - 1) / WINO_PW * WINO_PW, i * a + j, c, oc)] = (float)u;
+          U[u_index(s, (s->M + WINO_PW - 1) / WINO_PW * WINO_PW, i * t->nud + j, c, oc)] = (float)u;
         }
     }
 }
@@ -379,16 +444,16 @@ hx_status_t hc_wino_prepack(hc_graph* g, hc_node* n, const hc_wino_shape* s, int
    * 89 -> 332 MB); the run-time transform (winoM_w) costs a few percent. */
   if (n->packed || !w || w->kind != HC_VALUE_CONST || !w->data || w->dtype != HX_DTYPE_FLOAT32) return HX_OK;
   wino_mat t;
-  wino_matrices(m, &t);
+  wino_matrices(m, s->stride, &t);
   int64_t Mp = (s->M + WINO_PW - 1) / WINO_PW * WINO_PW;
-  int64_t dims[4] = {(int64_t)t.a * t.a, Mp / WINO_PW, s->C, WINO_PW};
+  int64_t dims[4] = {(int64_t)t.nud * t.nud, Mp / WINO_PW, s->C, WINO_PW};
   size_t bytes = (size_t)(dims[0] * Mp * dims[2]) * 4u;
   float* data = hc_graph_alloc_data(g, bytes);
   if (!data) return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory transforming '%s'", w->name);
   memset(data, 0, bytes);
   transform_weights(w->data, s, &t, data);
   char name[256];
-  snprintf(name, sizeof name, "%s.wino%d", w->name, m);
+  snprintf(name, sizeof name, "%s.wino%d%s", w->name, m, t.stride == 2 ? "s2" : "");
   HX_RETURN_IF_ERROR(hc_install_packed(g, n, w, name, HX_DTYPE_FLOAT32, 4, dims, data, HC_PACK_WINOGRAD, NULL));
   *out_done = true;
   return HX_OK;
@@ -454,6 +519,12 @@ static LLVMValueRef lin(hc_kb* kb, const double* c, LLVMValueRef* x, int count) 
   return acc ? acc : fconst(0, type);
 }
 
+/* A stage kernel's name suffix: "wino4_in", "wino2s2_mm"... */
+static const char* stage_name(const wino_mat* t, const char* stage, char name[24]) {
+  snprintf(name, 24, "wino%d%s_%s", t->m, t->stride == 2 ? "s2" : "", stage);
+  return name;
+}
+
 static LLVMValueRef ws_at(hc_kb* kb, uint64_t off) {
   return LLVMBuildGEP2(kb->b, kb->t_i8, hc_kb_workspace(kb), (LLVMValueRef[]){hc_kb_i64(kb, (int64_t)off)}, 1, "");
 }
@@ -485,7 +556,7 @@ static hx_status_t emit_tables(wino_emit* e) {
     int64_t v[TAB_ROWS] = {0, -(1 << 20), 0, 0, 0, 0};
     if (t < g->T) {
       int64_t img = t / (g->th * g->tw), r = t % (g->th * g->tw), ty = r / g->tw, tx = r % g->tw;
-      int64_t y0 = ty * g->m - s->pt, x0 = tx * g->m - s->pl;
+      int64_t y0 = ty * e->t.step - s->pt, x0 = tx * e->t.step - s->pl;
       v[TAB_XBASE] = img * s->C * s->H * s->W + y0 * s->W + x0;
       v[TAB_Y0] = y0;
       v[TAB_X0] = x0;
@@ -539,7 +610,8 @@ static hx_status_t emit_weights(wino_emit* e) {
   int a = t->a;
   hc_kb kb;
   int64_t Mp = e->g.Mp, np = Mp / WINO_PW;
-  HX_RETURN_IF_ERROR(hc_kb_begin(e->lc, e->n, e->t.m == 4 ? "wino4_w" : "wino2_w", np, &kb));
+  char name[24];
+  HX_RETURN_IF_ERROR(hc_kb_begin(e->lc, e->n, stage_name(&e->t, "w", name), np, &kb));
   LLVMBuilderRef b = kb.b;
   LLVMValueRef W = hc_kb_ptr(&kb, e->n->inputs[1]);
   LLVMValueRef U = ws_at(&kb, e->g.u_off);
@@ -573,25 +645,26 @@ static hx_status_t emit_weights(wino_emit* e) {
       tmp[i][k] = lin(&kb, t->G[i], col, 3);
     }
   LLVMValueRef row = hc_kb_imul(&kb, hc_kb_iadd(&kb, hc_kb_imul(&kb, pn, hc_kb_i64(&kb, s->C)), c), hc_kb_i64(&kb, WINO_PW));
-  for (int i = 0; i < a; ++i)
-    for (int j = 0; j < a; ++j) {
+  for (int i = 0; i < t->nud; ++i)
+    for (int j = 0; j < t->nud; ++j) {
       LLVMValueRef u = LLVMBuildFPTrunc(b, lin(&kb, t->G[j], tmp[i], 3), LLVMVectorType(kb.t_f32, WINO_PW), "");
-      LLVMValueRef idx = hc_kb_iadd(&kb, row, hc_kb_i64(&kb, (int64_t)(i * a + j) * Mp * s->C));
+      LLVMValueRef idx = hc_kb_iadd(&kb, row, hc_kb_i64(&kb, (int64_t)(i * t->nud + j) * Mp * s->C));
       hc_ukr_store(&kb, HX_DTYPE_FLOAT32, U, idx, u, WINO_PW, WINO_PW);
     }
   hc_loop_end(&kb, &cl);
   hc_loop_end(&kb, &task);
-  hc_kb_end(&kb, (double)(s->M * s->C) * 150.0, (double)(s->M * s->C) * (9.0 + a * a) * 4.0);
+  hc_kb_end(&kb, (double)(s->M * s->C) * 150.0, (double)(s->M * s->C) * (9.0 + t->nud * t->nud) * 4.0);
   return HX_OK;
 }
 
 /* d[q] (q < a), lanes l = column q + m*l of the run of input columns held
  * by the VL-lane vectors piece[0..np): element q of the patch row of each
- * of VL consecutive tiles. With 8 lanes, m = 4: the 4x4 transpose of the
- * tiles' first four columns after a 128-bit regrouping (12 shuffles for
- * the first four d, a lane shift each for the last two); m = 2: even and
- * odd lanes, then shifts. Other widths: one shuffle of all the columns,
- * left to LLVM. */
+ * of VL consecutive tiles, m (the tiles' step) columns apart. With 8 lanes,
+ * m = 4: the 4x4 transpose of the tiles' first four columns after a
+ * 128-bit regrouping (12 shuffles for the first four d, a lane shift each
+ * for the others: two for F(4,3), one for stride 2's F(2,3)); m = 2: even
+ * and odd lanes, then shifts. Other widths: one shuffle of all the
+ * columns, left to LLVM. */
 static void deinterleave(hc_kb* kb, LLVMValueRef* piece, int np, int m, int a, unsigned vl, LLVMValueRef* d) {
   LLVMValueRef p[4] = {NULL};
   if (vl == 8 && m == 4 && np >= 5) {
@@ -652,12 +725,13 @@ static hx_status_t emit_input(wino_emit* e) {
   const hc_wino_shape* s = e->s;
   const wino_mat* t = &e->t;
   const wino_geo* g = &e->g;
-  int a = t->a, m = t->m;
+  int a = t->a, step = t->step;
   unsigned vl = e->vl;
   /* Input columns of a chunk's patch rows, in whole vectors. */
-  int npiece = (int)((m * (int64_t)(vl - 1) + a + vl - 1) / vl);
+  int npiece = (int)((step * (int64_t)(vl - 1) + a + vl - 1) / vl);
   hc_kb kb;
-  HX_RETURN_IF_ERROR(hc_kb_begin(e->lc, e->n, e->t.m == 4 ? "wino4_in" : "wino2_in", s->C, &kb));
+  char name[24];
+  HX_RETURN_IF_ERROR(hc_kb_begin(e->lc, e->n, stage_name(&e->t, "in", name), s->C, &kb));
   hc_ukr_prefer_full_width(&kb);
   LLVMBuilderRef b = kb.b;
   LLVMTypeRef i32 = LLVMInt32TypeInContext(kb.lc->llctx);
@@ -740,7 +814,7 @@ static hx_status_t emit_input(wino_emit* e) {
       LLVMAddIncoming(piece[p], vals, bb, 3);
     }
     LLVMValueRef d[WINO_MAX_A];
-    deinterleave(&kb, piece, npiece, m, a, vl, d);
+    deinterleave(&kb, piece, npiece, step, a, vl, d);
     for (int j = 0; j < a; ++j) u[r][j] = lin(&kb, t->BT[j], d, a);
   }
   /* Whole-vector stores unless one would pass the end of the channel's row
@@ -935,10 +1009,10 @@ static void split_halves(hc_kb* kb, LLVMValueRef tk, int64_t units, int64_t h, i
 
 /* The tiles of chunk tc for one channel block of nv vectors over input
  * channels [k0, k0 + kc): its whole mr-tile blocks, and the last chunk also
- * the tiles left over. */
+ * the tiles left over. uxi: xi's row of U (wino_mat.nud). */
 static void mm_kblock(hc_kb* kb, const wino_emit* e, const mm_plan* q, const u_view* uv, LLVMValueRef V,
-                      LLVMValueRef Mx, LLVMValueRef xi, LLVMValueRef m0, LLVMValueRef tc, int nv, LLVMValueRef k0,
-                      LLVMValueRef kc, LLVMValueRef accumulate) {
+                      LLVMValueRef Mx, LLVMValueRef xi, LLVMValueRef uxi, LLVMValueRef m0, LLVMValueRef tc, int nv,
+                      LLVMValueRef k0, LLVMValueRef kc, LLVMValueRef accumulate) {
   LLVMBuilderRef b = kb->b;
   LLVMValueRef blk0 = hc_kb_imul(kb, tc, hc_kb_i64(kb, q->kchunk));
   LLVMValueRef blk1 = hc_kb_imin(kb, hc_kb_iadd(kb, blk0, hc_kb_i64(kb, q->kchunk)), hc_kb_i64(kb, q->nfull));
@@ -953,7 +1027,7 @@ static void mm_kblock(hc_kb* kb, const wino_emit* e, const mm_plan* q, const u_v
   LLVMValueRef pf = NULL;
   if (e->wt == HX_DTYPE_UNDEFINED) {
     int64_t np = ((int64_t)q->nv * e->vl + WINO_PW - 1) / WINO_PW;
-    LLVMValueRef p0 = hc_kb_iadd(kb, hc_kb_imul(kb, xi, hc_kb_i64(kb, e->g.Mp / WINO_PW)),
+    LLVMValueRef p0 = hc_kb_iadd(kb, hc_kb_imul(kb, uxi, hc_kb_i64(kb, e->g.Mp / WINO_PW)),
                                  LLVMBuildUDiv(b, m0, hc_kb_i64(kb, WINO_PW), ""));
     LLVMValueRef pj = LLVMBuildURem(b, LLVMBuildSub(b, tb, blk0, ""), hc_kb_i64(kb, np), "");
     pf = hc_kb_iadd(kb,
@@ -982,9 +1056,9 @@ typedef struct u_terms {
 
 static u_terms u_terms_tables(hc_lower_ctx* lc, const wino_mat* t) {
   char names[3][32];
-  snprintf(names[0], sizeof names[0], "wino%d_u_terms", t->m);
-  snprintf(names[1], sizeof names[1], "wino%d_u_taps", t->m);
-  snprintf(names[2], sizeof names[2], "wino%d_u_coefs", t->m);
+  snprintf(names[0], sizeof names[0], "wino%d%s_u_terms", t->m, t->stride == 2 ? "s2" : "");
+  snprintf(names[1], sizeof names[1], "wino%d%s_u_taps", t->m, t->stride == 2 ? "s2" : "");
+  snprintf(names[2], sizeof names[2], "wino%d%s_u_coefs", t->m, t->stride == 2 ? "s2" : "");
   u_terms u = {LLVMGetNamedGlobal(lc->mod, names[0]), LLVMGetNamedGlobal(lc->mod, names[1]),
                LLVMGetNamedGlobal(lc->mod, names[2])};
   if (u.count && u.tap && u.coef) return u;
@@ -1087,29 +1161,30 @@ typedef struct u_source {
   u_terms terms;
 } u_source;
 
-static u_view u_block(hc_kb* kb, const wino_emit* e, const u_source* src, LLVMValueRef xi, LLVMValueRef m0,
-                      LLVMValueRef k0, LLVMValueRef kc, int nv) {
-  if (e->wt == HX_DTYPE_UNDEFINED) return u_packed(kb, e, src->U, xi, m0, k0, nv);
+static u_view u_block(hc_kb* kb, const wino_emit* e, const u_source* src, LLVMValueRef xi, LLVMValueRef uxi,
+                      LLVMValueRef m0, LLVMValueRef k0, LLVMValueRef kc, int nv) {
+  if (e->wt == HX_DTYPE_UNDEFINED) return u_packed(kb, e, src->U, uxi, m0, k0, nv);
   return build_u(kb, e, &src->terms, src->U, src->S, src->kcs, xi, m0, k0, kc, nv, src->scales);
 }
 
 /* Chunk tc for one channel block: the first reduction block writes Mx, the
  * others add to it. */
 static void mm_chunk(hc_kb* kb, const wino_emit* e, const mm_plan* q, const u_source* src, LLVMValueRef V,
-                     LLVMValueRef Mx, LLVMValueRef xi, LLVMValueRef m0, LLVMValueRef tc, int nv) {
+                     LLVMValueRef Mx, LLVMValueRef xi, LLVMValueRef uxi, LLVMValueRef m0, LLVMValueRef tc, int nv) {
   int64_t C = e->s->C;
   if (q->nkb < 2) {
     LLVMValueRef k0 = hc_kb_i64(kb, 0), kc = hc_kb_i64(kb, C);
-    u_view uv = u_block(kb, e, src, xi, m0, k0, kc, nv);
-    mm_kblock(kb, e, q, &uv, V, Mx, xi, m0, tc, nv, k0, kc, NULL);
+    u_view uv = u_block(kb, e, src, xi, uxi, m0, k0, kc, nv);
+    mm_kblock(kb, e, q, &uv, V, Mx, xi, uxi, m0, tc, nv, k0, kc, NULL);
     return;
   }
   hc_loop kl;
   LLVMValueRef kbi = hc_loop_begin(kb, &kl, hc_kb_i64(kb, 0), hc_kb_i64(kb, q->nkb), "kb");
   LLVMValueRef k0 = hc_kb_imul(kb, kbi, hc_kb_i64(kb, q->kc));
   LLVMValueRef kc = hc_kb_imin(kb, hc_kb_i64(kb, q->kc), LLVMBuildSub(kb->b, hc_kb_i64(kb, C), k0, ""));
-  u_view uv = u_block(kb, e, src, xi, m0, k0, kc, nv);
-  mm_kblock(kb, e, q, &uv, V, Mx, xi, m0, tc, nv, k0, kc, LLVMBuildICmp(kb->b, LLVMIntNE, kbi, hc_kb_i64(kb, 0), ""));
+  u_view uv = u_block(kb, e, src, xi, uxi, m0, k0, kc, nv);
+  mm_kblock(kb, e, q, &uv, V, Mx, xi, uxi, m0, tc, nv, k0, kc,
+            LLVMBuildICmp(kb->b, LLVMIntNE, kbi, hc_kb_i64(kb, 0), ""));
   hc_loop_end(kb, &kl);
 }
 
@@ -1122,8 +1197,8 @@ static hx_status_t emit_products(wino_emit* e) {
   mm_plan q;
   plan_products(e, &q);
   hc_kb kb;
-  HX_RETURN_IF_ERROR(
-      hc_kb_begin(e->lc, e->n, e->t.m == 4 ? "wino4_mm" : "wino2_mm", g->nxi * q.ncb * q.ntc, &kb));
+  char name[24];
+  HX_RETURN_IF_ERROR(hc_kb_begin(e->lc, e->n, stage_name(&e->t, "mm", name), g->nxi * q.ncb * q.ntc, &kb));
   hc_ukr_prefer_full_width(&kb);
   LLVMBuilderRef b = kb.b;
   LLVMValueRef U = e->packed ? hc_kb_ptr(&kb, e->n->inputs[1]) : ws_at(&kb, g->u_off);
@@ -1153,24 +1228,32 @@ static hx_status_t emit_products(wino_emit* e) {
   LLVMValueRef cb = LLVMBuildURem(b, rest, hc_kb_i64(&kb, q.ncb), "");
   LLVMValueRef xi = LLVMBuildUDiv(b, rest, hc_kb_i64(&kb, q.ncb), "");
   LLVMValueRef m0 = hc_kb_imul(&kb, cb, hc_kb_i64(&kb, (int64_t)q.nv * e->vl));
+  /* U's row of xi = (i, j): (min(i, nud-1), min(j, nud-1)). */
+  LLVMValueRef uxi = xi;
+  if (e->t.nud < e->t.a) {
+    LLVMValueRef last = hc_kb_i64(&kb, e->t.nud - 1), a = hc_kb_i64(&kb, e->t.a);
+    LLVMValueRef ui = hc_kb_imin(&kb, LLVMBuildUDiv(b, xi, a, ""), last);
+    LLVMValueRef uj = hc_kb_imin(&kb, LLVMBuildURem(b, xi, a, ""), last);
+    uxi = hc_kb_iadd(&kb, hc_kb_imul(&kb, ui, hc_kb_i64(&kb, e->t.nud)), uj);
+  }
   if (q.nv_last == q.nv) {
-    mm_chunk(&kb, e, &q, &src, V, Mx, xi, m0, tc, q.nv);
+    mm_chunk(&kb, e, &q, &src, V, Mx, xi, uxi, m0, tc, q.nv);
   } else {
     LLVMBasicBlockRef full = LLVMAppendBasicBlockInContext(kb.lc->llctx, kb.fn, "full_cols");
     LLVMBasicBlockRef last = LLVMAppendBasicBlockInContext(kb.lc->llctx, kb.fn, "last_cols");
     LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(kb.lc->llctx, kb.fn, "cols_done");
     LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntEQ, cb, hc_kb_i64(&kb, q.ncb - 1), ""), last, full);
     LLVMPositionBuilderAtEnd(b, full);
-    mm_chunk(&kb, e, &q, &src, V, Mx, xi, m0, tc, q.nv);
+    mm_chunk(&kb, e, &q, &src, V, Mx, xi, uxi, m0, tc, q.nv);
     LLVMBuildBr(b, join);
     LLVMPositionBuilderAtEnd(b, last);
-    mm_chunk(&kb, e, &q, &src, V, Mx, xi, m0, tc, q.nv_last);
+    mm_chunk(&kb, e, &q, &src, V, Mx, xi, uxi, m0, tc, q.nv_last);
     LLVMBuildBr(b, join);
     LLVMPositionBuilderAtEnd(b, join);
   }
   hc_loop_end(&kb, &task);
   hc_kb_end(&kb, 2.0 * (double)(g->nxi * g->Mp * s->C * e->tn),
-            (double)(g->nxi * (g->Mp * s->C + s->C * e->tn + g->Mp * e->tn)) * 4.0);
+            (double)(g->nu * g->Mp * s->C + g->nxi * (s->C * e->tn + g->Mp * e->tn)) * 4.0);
   return HX_OK;
 }
 
@@ -1185,7 +1268,8 @@ static hx_status_t emit_output(wino_emit* e) {
   unsigned vl = e->vl;
   int64_t ncv = (s->M + vl - 1) / vl;
   hc_kb kb;
-  HX_RETURN_IF_ERROR(hc_kb_begin(e->lc, e->n, e->t.m == 4 ? "wino4_out" : "wino2_out", e->tn * ncv, &kb));
+  char name[24];
+  HX_RETURN_IF_ERROR(hc_kb_begin(e->lc, e->n, stage_name(&e->t, "out", name), e->tn * ncv, &kb));
   hc_ukr_prefer_full_width(&kb);
   LLVMBuilderRef b = kb.b;
   const hc_node* n = e->n;
@@ -1322,7 +1406,7 @@ hx_status_t hc_wino_emit(hc_lower_ctx* lc, const hc_node* n, const hc_wino_shape
     return hc_node_error(n, HX_STATUS_INTERNAL, "Winograd weights of type %s, %s planned", hx_dtype_name(e.wt),
                          hx_dtype_name(s->wt));
   e.vl = hc_ukr_lanes(lc, HX_DTYPE_FLOAT32);
-  wino_matrices(m, &e.t);
+  wino_matrices(m, s->stride, &e.t);
   wino_geometry(s, m, e.packed, true, &e.g);
   HX_RETURN_IF_ERROR(emit_tables(&e));
   if (!e.packed) HX_RETURN_IF_ERROR(emit_weights(&e));

@@ -1,7 +1,7 @@
 /* Winograd convolution F(m x m, 3 x 3) for float32 2-D Conv (3x3 kernel,
- * stride 1, dilation 1, one group): conv.c asks hc_wino_choose which tile
- * size (if any) a node gets and hands the lowering, the workspace size and
- * the compile-time weight transform to this file. See conv_winograd.c. */
+ * stride 1 or 2, dilation 1, one group): conv.c asks hc_wino_choose which
+ * tile size (if any) a node gets and hands the lowering, the workspace size
+ * and the compile-time weight transform to this file. See conv_winograd.c. */
 #ifndef HARNESS_OPS_CONV_WINOGRAD_H
 #define HARNESS_OPS_CONV_WINOGRAD_H
 
@@ -9,10 +9,14 @@
 
 #include "compiler/codegen/kernel_builder.h"
 
-/* The shape of a candidate Conv (NCHW, float32, 3x3, stride 1, dilation 1,
- * group 1): pt/pl are the top/left pads. */
+/* The shape of a candidate Conv (NCHW, float32, 3x3, dilation 1, group 1):
+ * pt/pl are the top/left pads. */
 typedef struct hc_wino_shape {
   int64_t N, C, M, H, W, OH, OW, pt, pl;
+  /* 1, or 2 in both dims (float32 with float32 weights only): F(2x2, 3x3)
+   * with stride 2, whose 5x5 patches split into the even and odd input
+   * columns and rows (see conv_winograd.c). 0 reads as 1. */
+  int stride;
   /* Type of x, w and y: FLOAT32, or FLOAT16 (read and written as float16,
    * transformed and multiplied in float32, each output rounded once). */
   hx_dtype_t dt;
@@ -34,14 +38,16 @@ typedef struct hc_wino_shape {
 /* Output tile size m (4: F(4x4,3x3), 2: F(2x2,3x3)) Winograd is used with
  * for this shape, or 0 when the direct kernels are faster. Shapes only, so
  * that the lowering, the workspace and the pack-weights pass agree on a
- * convolution whose weights are not transformed at compile time. */
+ * convolution whose weights are not transformed at compile time. Always 0
+ * for stride 2, which only pack-weights chooses. */
 int hc_wino_choose(const hc_wino_shape* s);
 
 /* The tile size for the pack-weights pass, which transforms the constant
  * float32 weights into U for one target: hc_wino_choose's, except where
- * that target's products favour F(4,3) on fewer tiles. The packed U then
- * carries m (its alpha^2 rows) for everything after the pass. Nonzero
- * exactly where hc_wino_choose is. */
+ * that target's products favour F(4,3) on fewer tiles, and stride 2, which
+ * takes F(2,3) on 256-bit targets where it pays. The packed U then carries
+ * m and the stride (its alpha^2 rows) for everything after the pass. For
+ * stride 1, nonzero exactly where hc_wino_choose is. */
 int hc_wino_choose_packed(const hc_wino_shape* s, const struct hc_target* target);
 
 /* Workspace bytes of n's lowering (no room for U where pack-weights

@@ -1,7 +1,8 @@
 """Checks that the Winograd test cases really take the Winograd path
 (compiler/ops/conv_winograd.c): compiles each with harnessc --emit manifest
 at -O1 and -O3 for AVX2 (x86-64-v3) and AVX-512 (x86-64-v4) and looks for
-the expected "winoM_mm" kernel (M = 4 for F(4x4,3x3), 2 for F(2x2,3x3)),
+the expected "winoM_mm" kernel (M = 4 for F(4x4,3x3), 2 for F(2x2,3x3),
+2s2 for F(2x2,3x3) with stride 2),
 and for the run-time weight transform "winoM_w" exactly where the weights
 are not a compile-time constant (a graph input, or -O1 without packing).
 Shapes that must keep the direct kernels (planes below 7x7) are checked too.
@@ -59,6 +60,16 @@ CASES = [
     (0, "fast_conv_wino_asym_nobias_wrt", 2, True),
     (0, "fuse_conv_wino3x3_gelu_erf", 2, False),
     (0, "fuse_conv_chan3x3_relu", 0, False),
+    # Stride 2 ("wino2s2" kernels): only where pack-weights transforms U for
+    # AVX2 (x86-64-v3 at -O3; hc_wino_choose_packed), the direct kernels
+    # elsewhere, and for the layer-3 shape, whose blocks would be too small.
+    (0, "fast_conv_wino_s2_56", (0, "2s2"), False),
+    (0, "fast_conv_wino_s2_56_wrt", 0, True),
+    (0, "fast_conv_wino_s2_ragged", (0, "2s2"), False),
+    (0, "fast_conv_wino_s2_nopad_b2", (0, "2s2"), False),
+    (0, "fast_conv_wino_s2_same_upper", (0, "2s2"), False),
+    (0, "fuse_conv_wino3x3s2_relu", (0, "2s2"), False),
+    (0, "fast_conv_wino_s2_small_blocks", 0, False),
     (1, "conv_winograd2_input_weights", 2, True),
     (1, "conv_winograd4_input_weights_asym", 4, True),
     # float16: transformed and multiplied in float32; constant weights too
@@ -171,7 +182,7 @@ def main():
                 text = kernels(harnessc, model, level, target)
                 json.loads(text)
                 want_w = m and (runtime_w or level == 1)
-                ok = (f"wino{m}_mm" in text if m else not any(f"wino{t}_{k}" in text for t in (2, 4) for k in ("in", "mm", "out"))) and \
+                ok = (f"wino{m}_mm" in text if m else not any(f"wino{t}_{k}" in text for t in (2, 4, "2s2") for k in ("in", "mm", "out"))) and \
                     ((f"wino{m}_w" in text) == bool(want_w))
                 if not ok:
                     bad += 1
