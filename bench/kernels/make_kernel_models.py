@@ -142,9 +142,14 @@ CONVS = [
     ("r50_l4_1x1_in2048", 2048, 7, 7, 512, 1, 1, 0, 1),
     ("r50_l4_1x1_in1024", 1024, 14, 14, 512, 1, 1, 0, 1),
     ("r50_l3_1x1_256", 256, 14, 14, 1024, 1, 1, 0, 1),
-    # The other two stride-2 3x3s (layer3.0 and layer4.0's conv2).
+    # The other two stride-2 3x3s (layer3.0 and layer4.0's conv2), and
+    # stride-2 3x3s of other sizes (docs/performance.md, "Stride-2 Winograd").
     ("r50_l3_3x3s2", 256, 28, 28, 256, 3, 2, 1, 1),
     ("r50_l4_3x3s2", 512, 14, 14, 512, 3, 2, 1, 1),
+    ("s2_c64_112", 64, 112, 112, 64, 3, 2, 1, 1),
+    ("s2_c64_56", 64, 56, 56, 64, 3, 2, 1, 1),
+    ("s2_c96_40", 96, 40, 40, 96, 3, 2, 1, 1),
+    ("s2_c128_28", 128, 28, 28, 128, 3, 2, 1, 1),
 ]
 
 RESIDUAL_CONVS = [

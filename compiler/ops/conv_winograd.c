@@ -210,6 +210,15 @@ static void wino_geometry(const hc_wino_shape* s, int m, bool packed, bool grow,
     }
   }
   if (tb > g->Tp) tb = g->Tp;
+  /* Stride 2 in at least two blocks, so that at two threads each lane
+   * takes its own tiles through the three stages: in one block the three
+   * stages split their work three different ways, and each read the other
+   * core's lines (one-block shapes ran 1.03-1.29x the direct kernels' time
+   * at two threads, 0.77-0.84x at one). */
+  if (s->stride == 2) {
+    int64_t half = ((g->T + 1) / 2 + WINO_PAD - 1) / WINO_PAD * WINO_PAD;
+    if (tb > half) tb = half;
+  }
   g->nblk = (g->T + tb - 1) / tb;
   /* float16 (new with this rule; float32 keeps the one above, see
    * docs/performance.md): at most HC_WINO_MAX_BLOCKS blocks, three kernels
@@ -320,25 +329,23 @@ static int choose_from(const hc_wino_shape* s, int64_t f4_min_tiles) {
   return 0;
 }
 
-/* Stride 2 from this many 2x2 tiles, in blocks of at least this many, and
- * channel counts (see choose_s2). */
-#define WINO_S2_MIN_TILES 49
+/* Stride 2 in blocks of at least this many 2x2 tiles (65 tiles and up:
+ * two blocks, see wino_geometry), and channel counts (see choose_s2). */
 #define WINO_S2_MIN_BLOCK_TILES 48
 #define WINO_S2_MIN_CHANNELS 64
 
 /* Stride 2 (float32 weights packed at compile time, 256-bit targets):
- * F(2,3) where its tiles are many enough to share U (2x2 tiles of at least
- * 14x14 outputs) and go in blocks of at least WINO_S2_MIN_BLOCK_TILES. */
+ * F(2,3) where its tiles go in two or more blocks (wino_geometry) of at
+ * least WINO_S2_MIN_BLOCK_TILES each: enough tiles to share U. */
 static int choose_s2(const hc_wino_shape* s) {
   if (s->dt != HX_DTYPE_FLOAT32 || s->wt != HX_DTYPE_UNDEFINED) return 0;
   if (s->C < WINO_S2_MIN_CHANNELS || s->M < WINO_S2_MIN_CHANNELS || s->OH < 4 || s->OW < 4) return 0;
   if (s->N * s->C * s->H * s->W >= ((int64_t)1 << 31) || s->N * s->M * s->OH * s->OW >= ((int64_t)1 << 31)) return 0;
-  if (s->N * ((s->OH + 1) / 2) * ((s->OW + 1) / 2) < WINO_S2_MIN_TILES) return 0;
   wino_geo g;
   hc_wino_shape one = *s;
   one.lanes = 1;
   wino_geometry(&one, 2, true, false, &g);
-  return g.total <= HC_WINO_MAX_WORKSPACE && (g.Tb >= WINO_S2_MIN_BLOCK_TILES || g.nblk == 1) ? 2 : 0;
+  return g.total <= HC_WINO_MAX_WORKSPACE && g.Tb >= WINO_S2_MIN_BLOCK_TILES && g.nblk >= 2 ? 2 : 0;
 }
 
 int hc_wino_choose(const hc_wino_shape* s) { return s->stride == 2 ? 0 : choose_from(s, WINO_F4_MIN_TILES); }

@@ -62,7 +62,7 @@ CASES = [
     (0, "fuse_conv_chan3x3_relu", 0, False),
     # Stride 2 ("wino2s2" kernels): only where pack-weights transforms U for
     # AVX2 (x86-64-v3 at -O3; hc_wino_choose_packed), the direct kernels
-    # elsewhere, and for the layer-3 shape, whose blocks would be too small.
+    # elsewhere, and for shapes whose tiles do not fill two blocks of 48.
     (0, "fast_conv_wino_s2_56", (0, "2s2"), False),
     (0, "fast_conv_wino_s2_56_wrt", 0, True),
     (0, "fast_conv_wino_s2_ragged", (0, "2s2"), False),
@@ -70,6 +70,7 @@ CASES = [
     (0, "fast_conv_wino_s2_same_upper", (0, "2s2"), False),
     (0, "fuse_conv_wino3x3s2_relu", (0, "2s2"), False),
     (0, "fast_conv_wino_s2_small_blocks", 0, False),
+    (0, "fast_conv_wino_s2_one_block", 0, False),
     (1, "conv_winograd2_input_weights", 2, True),
     (1, "conv_winograd4_input_weights_asym", 4, True),
     # float16: transformed and multiplied in float32; constant weights too

@@ -97,8 +97,9 @@ def conv_epilogue_cases(root):
         # Winograd F(4x4,3x3) (compiler/ops/conv_winograd.c): ragged tiles on both borders.
         "wino3x3": (32, 15, 18, 40, 3, 1, 1, 1, 1),  # F(2x2,3x3)
         "wino4x4": (16, 41, 46, 24, 3, 1, 1, 1, 1),  # F(4x4,3x3)
-        # Stride 2 (AVX2 at -O2 and up): 8 x 7 tiles, the last row half padding.
-        "wino3x3s2": (64, 29, 27, 72, 3, 2, 1, 1, 1),
+        # Stride 2 (AVX2 at -O2 and up): 10 x 9 tiles in blocks of 48 and 42,
+        # the last tile row half padding.
+        "wino3x3s2": (64, 37, 35, 72, 3, 2, 1, 1, 1),
         # One output position (conv_is_gemv): a product with the output
         # channels as columns, epilogue operands per channel.
         "gemv1x1": (40, 1, 1, 72, 1, 1, 0, 1, 1),
@@ -249,16 +250,19 @@ def kernel_cases(root):
         # 625 4x4 tiles in ten blocks of the workspace (64 tiles, the last 49).
         "conv_wino_blocks": (1, 32, 100, 100, 40, 3, 1, 1, 1, 1),
         # Stride 2 (F(2x2,3x3) with 5x5 patches; AVX2, weights packed at
-        # compile time): ResNet-50's layer-2 shape, 196 tiles in blocks of
-        # 48, the last of 4; one block of 64 tiles with ragged borders (15 x
-        # 16 outputs) and channel counts that are no multiple of a vector;
-        # pad 0 and a batch of 2 (98 tiles).
+        # compile time, in two blocks or more): ResNet-50's layer-2 shape,
+        # 196 tiles in blocks of 48, the last of 4; 90 tiles in two blocks
+        # (48 + 42) with ragged borders (19 x 18 outputs) and channel counts
+        # that are no multiple of a vector; pad 0 and a batch of 2 (98
+        # tiles: 64 + 34).
         "conv_wino_s2_56": (1, 128, 56, 56, 128, 3, 2, 1, 1, 1),
-        "conv_wino_s2_ragged": (1, 70, 29, 31, 72, 3, 2, 1, 1, 1),
+        "conv_wino_s2_ragged": (1, 70, 37, 35, 72, 3, 2, 1, 1, 1),
         "conv_wino_s2_nopad_b2": (2, 64, 30, 28, 66, 3, 2, 0, 1, 1),
-        # ResNet-50's layer-3 shape: its 49 tiles would go in blocks of 16,
-        # below WINO_S2_MIN_BLOCK_TILES, so it keeps the direct kernels.
+        # Direct kernels: ResNet-50's layer-3 shape, whose 49 tiles would go
+        # in blocks of 16, and 49 tiles of 128 channels, which would fit
+        # one block but not two of WINO_S2_MIN_BLOCK_TILES.
         "conv_wino_s2_small_blocks": (1, 256, 28, 28, 256, 3, 2, 1, 1, 1),
+        "conv_wino_s2_one_block": (1, 128, 28, 28, 128, 3, 2, 1, 1, 1),
     }.items():
         x = randf(N, C, H, W)
         w = (randf(M, C // g, k, k) / math.sqrt(C // g * k * k)).astype(np.float32)
@@ -290,8 +294,8 @@ def kernel_cases(root):
     write_case(root, "fast_conv_wino_asym_nobias", [node], [("x", x)], [("y", y)], [("W", w)])
     write_case(root, "fast_conv_wino_asym_nobias_wrt", [node], [("x", x), ("W", w)], [("y", y)])
     # Stride 2 with SAME_UPPER's pads (none at the top and left, one at the
-    # bottom and right of the even 28x28 plane), no bias: 7 x 7 tiles.
-    x = randf(1, 64, 28, 28)
+    # bottom and right of the even 40x40 plane), no bias: 10 x 10 tiles.
+    x = randf(1, 64, 40, 40)
     w = (randf(64, 64, 3, 3) / math.sqrt(64 * 9)).astype(np.float32)
     xp = np.pad(x, ((0, 0), (0, 0), (0, 1), (0, 1)))
     y = conv_ref(xp, w, None, 2, 0, 1, 1).astype(np.float32)
