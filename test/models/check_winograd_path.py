@@ -188,7 +188,7 @@ def main():
                 if not ok:
                     bad += 1
                     print(f"FAIL {case} -O{level} {target}: expected "
-                          f"{'wino%d kernels' % m if m else 'no Winograd'}"
+                          f"{f'wino{m} kernels' if m else 'no Winograd'}"
                           f"{' with the run-time weight transform' if want_w else ''}")
     checks = len(CASES) * 4
     for case in SHARED_BLOCKS:

@@ -97,9 +97,9 @@ def conv_epilogue_cases(root):
         # Winograd F(4x4,3x3) (compiler/ops/conv_winograd.c): ragged tiles on both borders.
         "wino3x3": (32, 15, 18, 40, 3, 1, 1, 1, 1),  # F(2x2,3x3)
         "wino4x4": (16, 41, 46, 24, 3, 1, 1, 1, 1),  # F(4x4,3x3)
-        # Stride 2 (AVX2 at -O2 and up): 10 x 9 tiles in blocks of 48 and 42,
-        # the last tile row half padding.
-        "wino3x3s2": (64, 37, 35, 72, 3, 2, 1, 1, 1),
+        # Stride 2 (AVX2 at -O2 and up): 11 x 10 tiles in two blocks (64 +
+        # 46), the last tile row half padding.
+        "wino3x3s2": (64, 41, 39, 72, 3, 2, 1, 1, 1),
         # One output position (conv_is_gemv): a product with the output
         # channels as columns, epilogue operands per channel.
         "gemv1x1": (40, 1, 1, 72, 1, 1, 0, 1, 1),
@@ -251,12 +251,12 @@ def kernel_cases(root):
         "conv_wino_blocks": (1, 32, 100, 100, 40, 3, 1, 1, 1, 1),
         # Stride 2 (F(2x2,3x3) with 5x5 patches; AVX2, weights packed at
         # compile time, in two blocks or more): ResNet-50's layer-2 shape,
-        # 196 tiles in blocks of 48, the last of 4; 90 tiles in two blocks
-        # (48 + 42) with ragged borders (19 x 18 outputs) and channel counts
+        # 196 tiles in blocks of 48, the last of 4; 110 tiles in two blocks
+        # (64 + 46) with ragged borders (21 x 20 outputs) and channel counts
         # that are no multiple of a vector; pad 0 and a batch of 2 (98
         # tiles: 64 + 34).
         "conv_wino_s2_56": (1, 128, 56, 56, 128, 3, 2, 1, 1, 1),
-        "conv_wino_s2_ragged": (1, 70, 37, 35, 72, 3, 2, 1, 1, 1),
+        "conv_wino_s2_ragged": (1, 70, 41, 39, 72, 3, 2, 1, 1, 1),
         "conv_wino_s2_nopad_b2": (2, 64, 30, 28, 66, 3, 2, 0, 1, 1),
         # Direct kernels: ResNet-50's layer-3 shape, whose 49 tiles would go
         # in blocks of 16, and 49 tiles of 128 channels, which would fit
