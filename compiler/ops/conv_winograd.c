@@ -98,6 +98,17 @@ typedef struct wino_mat {
 /* alpha: the patch size of an m x m tile. */
 static int wino_alpha(int m, int stride) { return stride == 2 ? 2 * m + 1 : m + 2; }
 
+/* Copies row-major B^T (a x a), G (a x 3) and A^T (m x a) into w. */
+static void set_matrices(wino_mat* w, const double* BT, const double* G, const double* AT) {
+  int a = w->a;
+  for (int i = 0; i < a; ++i) {
+    for (int j = 0; j < a; ++j) w->BT[i][j] = BT[i * a + j];
+    for (int j = 0; j < 3; ++j) w->G[i][j] = G[i * 3 + j];
+  }
+  for (int i = 0; i < w->m; ++i)
+    for (int j = 0; j < a; ++j) w->AT[i][j] = AT[i * a + j];
+}
+
 static void wino_matrices(int m, int stride, wino_mat* w) {
   memset(w, 0, sizeof *w);
   w->m = m;
@@ -111,12 +122,7 @@ static void wino_matrices(int m, int stride, wino_mat* w) {
         {1, 0, -1, 0, 0}, {0, 0, 1, 0, 0}, {0, 0, -1, 0, 1}, {0, 1, 0, 0, 0}, {0, 0, 0, 1, 0}};
     static const double G[5][3] = {{1, 0, 0}, {1, 0, 1}, {0, 0, 1}, {0, 1, 0}, {0, 1, 0}};
     static const double AT[2][5] = {{1, 1, 0, 1, 0}, {0, 1, 1, 0, 1}};
-    for (int i = 0; i < 5; ++i)
-      for (int j = 0; j < 5; ++j) w->BT[i][j] = BT[i][j];
-    for (int i = 0; i < 5; ++i)
-      for (int j = 0; j < 3; ++j) w->G[i][j] = G[i][j];
-    for (int i = 0; i < 2; ++i)
-      for (int j = 0; j < 5; ++j) w->AT[i][j] = AT[i][j];
+    set_matrices(w, &BT[0][0], &G[0][0], &AT[0][0]);
     w->nud = 4;
   } else if (m == 4) {
     /* Points 0, 1, -1, 2, -1/2 (and infinity): half the float32 error of
@@ -132,19 +138,12 @@ static void wino_matrices(int m, int stride, wino_mat* w) {
                                    {0, 0, 1}};
     static const double AT[4][6] = {
         {1, 1, 1, 1, 1, 0}, {0, 1, -1, 2, -0.5, 0}, {0, 1, 1, 4, 0.25, 0}, {0, 1, -1, 8, -0.125, 1}};
-    memcpy(w->BT, BT, sizeof BT);
-    memcpy(w->G, G, sizeof G);
-    memcpy(w->AT, AT, sizeof AT);
+    set_matrices(w, &BT[0][0], &G[0][0], &AT[0][0]);
   } else {
     static const double BT[4][4] = {{1, 0, -1, 0}, {0, 1, 1, 0}, {0, -1, 1, 0}, {0, 1, 0, -1}};
     static const double G[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
     static const double AT[2][4] = {{1, 1, 1, 0}, {0, 1, -1, -1}};
-    for (int i = 0; i < 4; ++i)
-      for (int j = 0; j < 4; ++j) w->BT[i][j] = BT[i][j];
-    for (int i = 0; i < 4; ++i)
-      for (int j = 0; j < 3; ++j) w->G[i][j] = G[i][j];
-    for (int i = 0; i < 2; ++i)
-      for (int j = 0; j < 4; ++j) w->AT[i][j] = AT[i][j];
+    set_matrices(w, &BT[0][0], &G[0][0], &AT[0][0]);
   }
 }
 
