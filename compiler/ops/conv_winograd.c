@@ -768,6 +768,11 @@ static hx_status_t emit_input(wino_emit* e) {
   hc_loop_step_by(&chunk, n);
   LLVMValueRef xbase = hc_kb_iadd(&kb, tab_at(&kb, e, TAB_XBASE, t0), cplane);
   LLVMValueRef y0 = tab_at(&kb, e, TAB_Y0, t0), x0 = tab_at(&kb, e, TAB_X0, t0);
+  /* The rows the next tile row's patches add below this chunk's (past the
+   * plane's last: the next channel's first), one prefetch per line. */
+  for (int r = a; r < a + step; ++r)
+    for (int64_t o = 0; o < (int64_t)npiece * vl; o += 64 / (half ? 2 : 4))
+      hc_kb_prefetch(&kb, hc_kb_gep(&kb, s->dt, X, hc_kb_iadd(&kb, xbase, hc_kb_i64(&kb, (int64_t)r * s->W + o))), 3);
   /* Columns x0 + p*VL + l inside [0, W), for every patch row. */
   LLVMValueRef colm[8];
   LLVMValueRef x0v = hc_kb_splat(&kb, LLVMBuildTrunc(b, x0, i32, ""), vl);
