@@ -1172,8 +1172,8 @@ static bool conv_is_gemv(const conv_plan* p) {
   return true;
 }
 
-/* The Winograd candidate shape of a 2-D float32 (or float16) 3x3 stride-1
- * Conv of one group (false otherwise); hc_wino_choose decides. Weights of
+/* The Winograd candidate shape of a 2-D float32 (or float16) 3x3 Conv of
+ * one group, stride 1 or 2 (false otherwise); hc_wino_choose decides. Weights of
  * the activations' type, or float32 activations with weights the precision
  * pass narrowed: their products build U from the narrowed weights
  * (HC_PACK_WINOGRAD_G, which pack-weights makes from the plain narrowed
