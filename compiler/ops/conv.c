@@ -205,7 +205,8 @@ static hx_status_t check_conv_inputs(const hc_node* n, bool transpose, conv_plan
     if (wt == HX_DTYPE_INT8) p->wscales = hc_packed_q8_scales(n, 1);
   }
   p->wlayout = n->packed && n->packed->input == 1 ? n->packed->layout : HC_PACK_NONE;
-  /* U[xi][oc/16][c][16] has alpha^2 = (m + 2)^2 rows (hc_wino_prepack). */
+  /* U[xi][oc/16][c][16] has one row per distinct xi (hc_wino_prepack): 36
+   * for F(4,3), 16 for F(2,3) of stride 1 or 2. */
   if (p->wlayout == HC_PACK_WINOGRAD) p->wino_m = n->inputs[1]->dims[0] == 36 ? 4 : 2;
   p->nd = x->rank - 2;
   p->N = x->dims[0];

@@ -286,6 +286,19 @@ static void wino_geometry(const hc_wino_shape* s, int m, bool packed, bool grow,
  * slower. */
 #define WINO_F2_MIN_TILES 16
 
+/* Whether the tile offsets and tables fit 32 bits. */
+static bool offsets_fit_i32(const hc_wino_shape* s) {
+  return s->N * s->C * s->H * s->W < ((int64_t)1 << 31) && s->N * s->M * s->OH * s->OW < ((int64_t)1 << 31);
+}
+
+/* The geometry that decides a shape: packed U, one lane (the choice does
+ * not depend on the lanes), blocks under the arena caps. */
+static void choice_geometry(const hc_wino_shape* s, int m, wino_geo* g) {
+  hc_wino_shape one = *s;
+  one.lanes = 1;
+  wino_geometry(&one, m, true, false, g);
+}
+
 /* Measured on one-Conv models and ResNet-50 (docs/performance.md, "Winograd
  * tile size"): F(4,3) wins from 25 tiles of 4x4 (20x20 planes: 2.2-3x
  * faster than F(2,3) with 256 channels, 1.5x on ResNet-50's 28x28 layer 2,
@@ -295,8 +308,7 @@ static void wino_geometry(const hc_wino_shape* s, int m, bool packed, bool grow,
  * down to 7x7 planes. */
 static int choose_from(const hc_wino_shape* s, int64_t f4_min_tiles) {
   if (s->C < 16 || s->M < 16 || s->OH < 4 || s->OW < 4) return 0;
-  /* 32-bit tile offsets and tables. */
-  if (s->N * s->C * s->H * s->W >= ((int64_t)1 << 31) || s->N * s->M * s->OH * s->OW >= ((int64_t)1 << 31)) return 0;
+  if (!offsets_fit_i32(s)) return 0;
   int64_t t4 = s->N * ((s->OH + 3) / 4) * ((s->OW + 3) / 4), t2 = s->N * ((s->OH + 1) / 2) * ((s->OW + 1) / 2);
   int m = t4 >= f4_min_tiles ? 4 : t2 >= WINO_F2_MIN_TILES ? 2 : 0;
   /* The transformed images (V and Mx, 4.5x (F(4,3)) to 8x (F(2,3)) the
@@ -310,9 +322,7 @@ static int choose_from(const hc_wino_shape* s, int64_t f4_min_tiles) {
   for (; m >= 2; m -= 2) {
     if (m == 2 && t2 < WINO_F2_MIN_TILES) return 0;
     wino_geo g;
-    hc_wino_shape one = *s; /* the choice does not depend on the lanes */
-    one.lanes = 1;
-    wino_geometry(&one, m, true, false, &g);
+    choice_geometry(s, m, &g);
     /* float16: U is transformed at run time into the workspace (see
      * hc_wino_prepack), which must stay small too. */
     if (s->dt == HX_DTYPE_FLOAT16 && (uint64_t)(g.nxi * s->C * g.Mp) * 4u > HC_WINO_MAX_RUNTIME_U) continue;
@@ -339,11 +349,9 @@ static int choose_from(const hc_wino_shape* s, int64_t f4_min_tiles) {
 static int choose_s2(const hc_wino_shape* s) {
   if (s->dt != HX_DTYPE_FLOAT32 || s->wt != HX_DTYPE_UNDEFINED) return 0;
   if (s->C < WINO_S2_MIN_CHANNELS || s->M < WINO_S2_MIN_CHANNELS || s->OH < 4 || s->OW < 4) return 0;
-  if (s->N * s->C * s->H * s->W >= ((int64_t)1 << 31) || s->N * s->M * s->OH * s->OW >= ((int64_t)1 << 31)) return 0;
+  if (!offsets_fit_i32(s)) return 0;
   wino_geo g;
-  hc_wino_shape one = *s;
-  one.lanes = 1;
-  wino_geometry(&one, 2, true, false, &g);
+  choice_geometry(s, 2, &g);
   return g.total <= HC_WINO_MAX_WORKSPACE && g.Tb >= WINO_S2_MIN_BLOCK_TILES && g.nblk >= 2 ? 2 : 0;
 }
 
