@@ -370,4 +370,13 @@ enum { HC_PACK_KQUADS_S8 = 5 };
  * padded output channel, zero past M) follow as hc_packed_input says. */
 enum { HC_PACK_WINOGRAD_G = 6 };
 
+/* Appended HC_PACK_* layout (compiler/ops/integer_ops.c): a ConvInteger's or
+ * QLinearConv's constant 8-bit weights as the int16 rows its product kernel
+ * broadcasts a K pair at a time, on targets without the VNNI byte path:
+ * [M][Kp], K = C/group * taps in W's order, Kp = K rounded up to even,
+ * each row's zero point subtracted and a 0 in the padding. Read in place,
+ * the 8-bit rows cost a load, a widening, a subtraction and a broadcast per
+ * row and K pair, more than the pair's products. */
+enum { HC_PACK_ROWS_I16 = 7 };
+
 #endif /* HARNESS_IR_GRAPH_H */

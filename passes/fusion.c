@@ -33,7 +33,7 @@
 #define FUSE_MAX_OPS 32
 
 extern const hc_op_desc hc_op_conv, hc_op_conv_transpose, hc_op_gemm, hc_op_matmul, hc_op_fused_elementwise,
-    hc_op_matmul_integer, hc_op_qlinear_matmul;
+    hc_op_matmul_integer, hc_op_qlinear_matmul, hc_op_conv_integer, hc_op_qlinear_conv;
 
 /* Consumers of every value (live nodes, one entry per input slot). */
 typedef struct uses {
@@ -442,6 +442,8 @@ static hx_status_t run_pack_weights(hc_pass_ctx* ctx, hc_graph* g) {
       HX_RETURN_IF_ERROR(hc_conv_prepack(g, n, ctx->target, &done));
     else if (n->op == &hc_op_matmul_integer || n->op == &hc_op_qlinear_matmul)
       HX_RETURN_IF_ERROR(hc_mmi_prepack(g, n, ctx->target, &done));
+    else if (n->op == &hc_op_conv_integer || n->op == &hc_op_qlinear_conv)
+      HX_RETURN_IF_ERROR(hc_ci_prepack(g, n, ctx->target, &done));
     packed += done;
   }
   if (ctx->verbose && ctx->log) fprintf(ctx->log, "pack-weights: packed %d weights\n", packed);

@@ -24,10 +24,14 @@
  *    point 0 likewise, the roles swapped: A's quads broadcast (uint8, or int8 offset by 128)
  *    times B's int8 quads packed at compile time (hc_mmi_prepack),
  *    corrected by A's zero point times B's column sums;
- *  - W (a convolution's weights) is read directly from its 8-bit tensor
- *    when K is even (the zero point subtracted in registers), else from
- *    int16 rows packed once per run with a zero pad; a matrix product's A
- *    is always packed so (mmi_a_bytes), except on the byte path;
+ *  - W (a convolution's weights), when it and its zero point are
+ *    constants, is packed at compile time into int16 rows with the zero
+ *    point subtracted (hc_ci_prepack, HC_PACK_ROWS_I16), so that a K pair
+ *    is one broadcast load; other weights are read directly from the 8-bit
+ *    tensor when K is even (the zero point subtracted in registers), else
+ *    from int16 rows packed once per run with a zero pad; a matrix
+ *    product's A is always packed so (mmi_a_bytes), except on the byte
+ *    path;
  *    X (im2col of the convolution's input, or B) is packed once per run
  *    into int16 panels of K pairs x columns (ig_prod), zero point
  *    subtracted, zeros where a tap reads padding;
@@ -138,6 +142,7 @@ typedef struct ig_prod {
   int64_t outer_dims[HC_MAX_RANK];
   int64_t w_os[HC_MAX_RANK], x_os[HC_MAX_RANK]; /* elements of W's storage; int16 elements of packed X */
   bool w_direct;                                /* W read from w (8-bit) rather than packed int16 */
+  bool w_const;                                 /* packed int16 W is the constant w (HC_PACK_ROWS_I16), not in the workspace */
   const hc_value* w;
   int64_t w_ld;
   const hc_value* wz; /* direct W's zero point (NULL: none) */
@@ -594,7 +599,7 @@ static hx_status_t ig_emit_product(hc_lower_ctx* lc, const hc_node* n, const ig_
   ig_emit_init(&e, &kb, d);
   for (int q = 0; q < IG_MR * (int)d->NR; ++q) e.acc[q] = hc_kb_alloca(&kb, e.vacc, "acc");
   LLVMValueRef ws = hc_kb_workspace(&kb);
-  e.wp = d->w_direct ? hc_kb_ptr(&kb, d->w) : ws;
+  e.wp = d->w_direct || d->w_const ? hc_kb_ptr(&kb, d->w) : ws;
   if (d->w_direct && d->wz) e.pwz = hc_kb_ptr(&kb, d->wz);
   LLVMValueRef xws = hc_kb_i64(&kb, (int64_t)d->x_ws_offset);
   e.xp = d->x_const ? hc_kb_ptr(&kb, d->x_const) : LLVMBuildGEP2(kb.b, kb.t_i8, ws, &xws, 1, "");
@@ -1330,8 +1335,12 @@ typedef struct ci_plan {
   int64_t in[IG_MAX_SP], out[IG_MAX_SP], k[IG_MAX_SP], s[IG_MAX_SP], d[IG_MAX_SP], pb[IG_MAX_SP], pe[IG_MAX_SP];
   int64_t P, inplane, ktot, Kc;
   const hc_value *x, *w, *xz, *wz, *xs, *wsc, *ys, *yz, *bias;
+  const hc_value* w_rows; /* W packed at compile time (HC_PACK_ROWS_I16), or NULL; w is then the original */
   hx_dtype_t yt;
 } ci_plan;
+
+/* The weight's input slot. */
+static int ci_w_slot(bool q) { return q ? 3 : 1; }
 
 /* A per-tensor or per-output-channel parameter (one value or M values). */
 static hx_status_t ci_per_channel(const hc_node* n, const hc_value* v, int64_t M, int64_t* step) {
@@ -1361,6 +1370,9 @@ static hx_status_t ci_single(const hc_node* n, const hc_value* v, const char* wh
 static hx_status_t ci_setup(const hc_node* n, bool q, ci_plan* p) {
   memset(p, 0, sizeof *p);
   const uint64_t q8 = HC_DT(HX_DTYPE_UINT8) | HC_DT(HX_DTYPE_INT8);
+  /* Weights packed at compile time (hc_ci_prepack) were checked before; the
+   * geometry is the original's. */
+  bool w_packed = hc_packed_is(n, ci_w_slot(q), HC_PACK_ROWS_I16);
   if (q) {
     HX_RETURN_IF_ERROR(hc_check_arity(n, 8, 9, 1, 1));
     p->x = n->inputs[0], p->xs = n->inputs[1], p->xz = n->inputs[2], p->w = n->inputs[3], p->wsc = n->inputs[4];
@@ -1368,20 +1380,24 @@ static hx_status_t ci_setup(const hc_node* n, bool q, ci_plan* p) {
     static const int k_scales[3] = {1, 4, 6};
     for (int i = 0; i < 3; ++i) HX_RETURN_IF_ERROR(hc_check_dtype(n, k_scales[i], HC_DT(HX_DTYPE_FLOAT32)));
     HX_RETURN_IF_ERROR(hc_check_dtype(n, 0, q8));
-    HX_RETURN_IF_ERROR(hc_check_dtype(n, 3, q8));
+    if (!w_packed) HX_RETURN_IF_ERROR(hc_check_dtype(n, 3, q8));
     HX_RETURN_IF_ERROR(hc_check_dtype(n, 7, q8));
     HX_RETURN_IF_ERROR(hc_check_dtype(n, 8, HC_DT(HX_DTYPE_INT32)));
     HX_RETURN_IF_ERROR(hc_check_same_dtype(n, 0, 2));
-    HX_RETURN_IF_ERROR(hc_check_same_dtype(n, 3, 5));
+    if (!w_packed) HX_RETURN_IF_ERROR(hc_check_same_dtype(n, 3, 5));
     p->yt = p->yz->dtype;
   } else {
     HX_RETURN_IF_ERROR(hc_check_arity(n, 2, 4, 1, 1));
     p->x = n->inputs[0], p->w = n->inputs[1], p->xz = hc_input(n, 2), p->wz = hc_input(n, 3);
     HX_RETURN_IF_ERROR(hc_check_dtype(n, 0, q8));
-    HX_RETURN_IF_ERROR(hc_check_dtype(n, 1, q8));
+    if (!w_packed) HX_RETURN_IF_ERROR(hc_check_dtype(n, 1, q8));
     HX_RETURN_IF_ERROR(hc_check_same_dtype(n, 0, 2));
-    HX_RETURN_IF_ERROR(hc_check_same_dtype(n, 1, 3));
+    if (!w_packed) HX_RETURN_IF_ERROR(hc_check_same_dtype(n, 1, 3));
     p->yt = HX_DTYPE_INT32;
+  }
+  if (w_packed) {
+    p->w_rows = n->inputs[ci_w_slot(q)];
+    p->w = n->packed->original;
   }
   const hc_value *x = p->x, *w = p->w;
   char s1[128], s2[128];
@@ -1472,9 +1488,10 @@ static int64_t ci_kp(const ci_plan* p) { return round_up(p->Kc, 2); }
 static int64_t ci_pp(const ci_plan* p) { return p->P == 1 ? 1 : round_up(p->P, IG_VMAX); }
 
 /* Workspace: packed W (int16 rows, only for an odd K: an even K reads W
- * directly), then X's K-pair panels, one per (image, group). */
+ * directly; none when packed at compile time), then X's K-pair panels, one
+ * per (image, group). */
 static uint64_t ci_w_bytes(const ci_plan* p) {
-  return p->Kc % 2 ? (uint64_t)round_up(p->M * ci_kp(p) * 2, 64) : 0;
+  return p->Kc % 2 && !p->w_rows ? (uint64_t)round_up(p->M * ci_kp(p) * 2, 64) : 0;
 }
 
 static uint64_t ci_workspace_common(const hc_node* n, bool q) {
@@ -2137,10 +2154,47 @@ static hx_status_t ci_emit_depthwise(hc_lower_ctx* lc, const hc_node* n, const c
  * zero point 0 (the usual symmetric quantization), more than one position.
  * K not a multiple of 4 reads rows padded at compile time; ci_pack_x
  * writes X's padding rows as zeros (they meet zero weights). */
-static bool ci_use_vnni(const hc_lower_ctx* lc, const ci_plan* p) {
-  if (!ig_byte_target(lc->target)) return false;
+static bool ci_use_vnni(const hc_target* t, const ci_plan* p) {
+  if (!ig_byte_target(t) || p->w_rows) return false;
   if (p->w->kind != HC_VALUE_CONST || !p->w->data || p->w->dtype != HX_DTYPE_INT8) return false;
   return p->P != 1 && zero_point_is_zero(p->wz);
+}
+
+extern const hc_op_desc hc_op_conv_integer, hc_op_qlinear_conv;
+
+hx_status_t hc_ci_prepack(hc_graph* g, hc_node* n, const hc_target* target, bool* out_done) {
+  *out_done = false;
+  bool q = n->op == &hc_op_qlinear_conv;
+  if ((!q && n->op != &hc_op_conv_integer) || n->packed) return HX_OK;
+  ci_plan p;
+  if (ci_setup(n, q, &p) != HX_OK) return HX_OK; /* lowering reports it */
+  const hc_value *w = p.w, *wz = p.wz;
+  if (w->kind != HC_VALUE_CONST || !w->data || (wz && (wz->kind != HC_VALUE_CONST || !wz->data))) return HX_OK;
+  /* The paths that read W in place: depthwise, one position (ig_emit_gemv)
+   * and the VNNI byte path. */
+  if (ci_is_depthwise(&p) || p.P == 1 || ci_use_vnni(target, &p)) return HX_OK;
+  if (hc_value_numel(n->outputs[0]) == 0 || hc_value_numel(w) != p.M * p.Kc) return HX_OK;
+  int64_t wz_step = 0, Kp = ci_kp(&p);
+  if (ci_per_channel(n, wz, p.M, &wz_step) != HX_OK) return HX_OK;
+  int16_t* rows = (int16_t*)hc_graph_alloc_data(g, (size_t)(p.M * Kp) * sizeof(int16_t));
+  if (!rows) return hx_status_make(HX_STATUS_OUT_OF_MEMORY, "out of memory packing '%s'", w->name);
+  bool sw = hc_dtype_is_signed(w->dtype);
+  for (int64_t m = 0; m < p.M; ++m) {
+    int32_t z = 0;
+    if (wz) z = sw ? ((const int8_t*)wz->data)[m * wz_step] : ((const uint8_t*)wz->data)[m * wz_step];
+    for (int64_t k = 0; k < Kp; ++k) {
+      int32_t v = 0;
+      if (k < p.Kc) v = (sw ? ((const int8_t*)w->data)[m * p.Kc + k] : ((const uint8_t*)w->data)[m * p.Kc + k]) - z;
+      rows[m * Kp + k] = (int16_t)v;
+    }
+  }
+  char name[256];
+  snprintf(name, sizeof name, "%s.rows16", w->name);
+  int64_t dims[2] = {p.M, Kp};
+  HX_RETURN_IF_ERROR(hc_install_packed_at(g, n, ci_w_slot(q), (hc_value*)w, name, HX_DTYPE_INT16, 2, dims, rows,
+                                          HC_PACK_ROWS_I16, NULL));
+  *out_done = true;
+  return HX_OK;
 }
 
 static hx_status_t lower_ci_common(hc_lower_ctx* lc, hc_node* n, bool q) {
@@ -2167,9 +2221,10 @@ static hx_status_t lower_ci_common(hc_lower_ctx* lc, hc_node* n, bool q) {
   }
   if (ci_is_depthwise(&p)) return ci_emit_depthwise(lc, n, &p, &d, n->outputs[0], wz_step);
 
-  d.vnni = ci_use_vnni(lc, &p);
-  d.w_direct = p.Kc % 2 == 0 || d.vnni;
-  d.w = p.w;
+  d.vnni = ci_use_vnni(lc->target, &p);
+  d.w_const = p.w_rows != NULL;
+  d.w_direct = (p.Kc % 2 == 0 && !d.w_const) || d.vnni;
+  d.w = d.w_const ? p.w_rows : p.w;
   d.w_kc = p.Kc;
   d.w_ld = d.vnni ? round_up(p.Kc, 4) : d.w_direct ? p.Kc : Kp;
   d.w_os[0] = 0, d.w_os[1] = p.Mg * d.w_ld;
@@ -2177,7 +2232,7 @@ static hx_status_t lower_ci_common(hc_lower_ctx* lc, hc_node* n, bool q) {
     d.wz = p.wz;
     d.wz_os[1] = wz_step * p.Mg, d.wz_step = wz_step;
   }
-  if (!d.w_direct) {
+  if (!d.w_direct && !d.w_const) {
     int64_t rdims[1] = {p.M}, zs[1] = {wz_step};
     HX_RETURN_IF_ERROR(ig_pack_rows(lc, n, "pack_w", p.w, p.M, p.Kc, Kp, 0, p.wz, 1, rdims, zs));
   }

@@ -36,6 +36,11 @@ hx_status_t hc_conv_prepack(hc_graph* g, hc_node* n, const struct hc_target* tar
  * it (HC_PACK_KQUADS_S8, compiler/ops/integer_ops.c); other targets pack B
  * per run. */
 hx_status_t hc_mmi_prepack(hc_graph* g, hc_node* n, const struct hc_target* target, bool* out_done);
+/* ConvInteger's or QLinearConv's constant 8-bit weights (constant zero
+ * points) as int16 rows (HC_PACK_ROWS_I16), for the product kernel of
+ * targets without the VNNI byte path; depthwise and one-position
+ * convolutions read theirs in place. */
+hx_status_t hc_ci_prepack(hc_graph* g, hc_node* n, const struct hc_target* target, bool* out_done);
 
 /* Adds the packed constant `name` (elem, rank/dims, `data` from
  * hc_graph_alloc_data) of input 1 of n, records hc_node.packed with

@@ -470,6 +470,11 @@ def conv_cases(root):
        i8z(6), group=3, pads=[3, 3, 3, 3], consts=('wz',))
     ci('ci_wide_channels', rand_q(np.uint8, (1, 40, 6, 5)), rand_q(np.int8, (37, 40, 3, 3)), np.uint8(121),
        rand_q(np.int8, (37,)), pads=[1, 1, 1, 1])
+    # constant weights and zero points: int16 rows packed at compile time
+    # with the zero points subtracted (HC_PACK_ROWS_I16, targets without
+    # the VNNI byte path)
+    ci('ci_rows16_u8w_zp_1x1', rand_q(np.uint8, (1, 24, 7, 9)), rand_q(np.uint8, (19, 24, 1, 1)), np.uint8(77),
+       rand_q(np.uint8, (19,)), consts=('w', 'wz'))
 
     def qc(name, x, xs, xz, w, ws, wz, ys, yz, B=None, group=1, strides=None, dil=None, pads=None,
            auto_pad='NOTSET', consts=()):
@@ -588,6 +593,17 @@ def conv_cases(root):
     qc('qc_vnni_im2col_s8_dilated', rand_q(np.int8, (1, 6, 12, 37)), f32(0.05), np.int8(-7),
        rand_q(np.int8, (5, 6, 3, 3)), f32(0.01), np.int8(0), f32(0.3), np.int8(2), dil=[2, 1], pads=[1, 2, 2, 0],
        consts=('w', 'wz'))
+    # constant weights with non-zero constant zero points (per channel and
+    # per tensor): int16 rows packed at compile time on targets without the
+    # VNNI byte path, zero points subtracted there; groups, padding, odd K,
+    # stride and dilation
+    qc('qc_rows16_u8w_zp_grouped', rand_q(np.uint8, (2, 8, 13, 19)), f32(0.02), np.uint8(119),
+       rand_q(np.uint8, (12, 4, 3, 3)), (RNG.random(12) * 0.02 + 0.005).astype(f32), rand_q(np.uint8, (12,)),
+       f32(0.3), np.uint8(100), B=RNG.integers(-20000, 20000, size=12).astype(np.int32), group=2, pads=[1, 1, 1, 1],
+       consts=('w', 'wz', 'B'))
+    qc('qc_rows16_s8w_scalar_zp_odd_k', rand_q(np.int8, (1, 3, 17, 23)), f32(0.05), np.int8(-4),
+       rand_q(np.int8, (16, 3, 3, 3)), f32(0.01), np.int8(-3), f32(0.2), np.int8(2), strides=[2, 2], dil=[1, 2],
+       pads=[1, 2, 0, 1], consts=('w', 'wz'))
     requant_cases(qc)
 
 
