@@ -1794,6 +1794,126 @@ static hx_status_t ci_pack_quads_2d(hc_lower_ctx* lc, const hc_node* n, const ci
   return HX_OK;
 }
 
+/* The int16 K-pair packing (im2col) of a 2-D convolution with a column
+ * stride of 1 or 2 and output rows of 8 or more columns, the int16
+ * counterpart of ci_pack_quads_2d: per pair of rows k = c*ktot + (kh, kw)
+ * (each its own channel and tap; a K past Kc reads nothing) and output
+ * row, VL output columns at a time, each row's input segment is one
+ * vector load, every other byte kept for stride 2, widened to int16 minus
+ * zx, and one shuffle interleaves the two rows into 2*VL int16. The loads
+ * read a stack copy of the input row between margins of zx (zx - zx = 0
+ * where a tap reads the padding), or a row of zx for a padding row, so
+ * every load is a plain one: masked byte loads, which AVX2 lacks, ran lane
+ * by lane and made a stride-2 layer's packing 3.6 times slower than one
+ * element at a time. The last vector of a row overlaps the one before
+ * (same values). ci_pack_row, one element per store, took as long as a
+ * quarter of the product (an int8 ResNet-18's 3x3 layers). Task: (image,
+ * group, block of pairs); positions P..Pp get zeros. */
+#define CI_PAIRS_MAX_ROW 4096
+static int64_t ci_pairs_row_bytes(const ci_plan* p, int64_t VL, unsigned R) {
+  int64_t need = (p->out[1] - VL) * p->s[1] + (p->k[1] - 1) * p->d[1] + (int64_t)R;
+  int64_t row = p->pb[1] + p->in[1];
+  return round_up(need > row ? need : row, 32);
+}
+static bool ci_pairs_2d(const ci_plan* p) {
+  if (p->nd != 2 || p->s[1] > 2 || p->out[1] < 8 || p->P <= 1) return false;
+  int64_t VL = p->out[1] >= 16 ? 16 : 8, used = (VL - 1) * p->s[1] + 1;
+  return ci_pairs_row_bytes(p, VL, used <= 8 ? 8 : used <= 16 ? 16 : 32) <= CI_PAIRS_MAX_ROW;
+}
+
+static hx_status_t ci_pack_pairs_2d(hc_lower_ctx* lc, const hc_node* n, const ci_plan* p, uint64_t dst_off) {
+  int64_t OH = p->out[0], OW = p->out[1], H = p->in[0], W = p->in[1], KW = p->k[1], sw = p->s[1];
+  int64_t P = p->P, Pp = ci_pp(p), Q = ci_kp(p) / 2;
+  int64_t VL = OW >= 16 ? 16 : 8, nch = (OW + VL - 1) / VL;
+  int64_t used = (VL - 1) * sw + 1;
+  unsigned R = used <= 8 ? 8 : used <= 16 ? 16 : 32;
+  int64_t QB, nqb;
+  hc_kb kb;
+  LLVMValueRef px, dst, xz;
+  HX_RETURN_IF_ERROR(ci_pack_begin(lc, n, p, dst_off, Q, &kb, &px, &dst, &xz, &QB, &nqb));
+  LLVMBuilderRef b = kb.b;
+  bool sgn = hc_dtype_is_signed(p->x->dtype);
+  LLVMTypeRef vr = LLVMVectorType(kb.t_i8, R), vw = LLVMVectorType(kb.t_i16, (unsigned)VL);
+  LLVMValueRef even[16], mix[32];
+  for (unsigned i = 0; i < (unsigned)VL; ++i) even[i] = LLVMConstInt(kb.t_i32, i * (unsigned)sw, 0);
+  for (unsigned j = 0; j < (unsigned)VL; ++j)
+    for (unsigned r = 0; r < 2; ++r) mix[2 * j + r] = LLVMConstInt(kb.t_i32, r * (unsigned)VL + j, 0);
+  LLVMValueRef evenv = LLVMConstVector(even, (unsigned)VL);
+  LLVMValueRef mixm = LLVMConstVector(mix, 2 * (unsigned)VL);
+  LLVMValueRef zb = LLVMBuildTrunc(b, xz, kb.t_i8, "");
+  LLVMValueRef zw = hc_kb_splat(&kb, LLVMBuildTrunc(b, xz, kb.t_i16, ""), (unsigned)VL);
+  /* rows 0, 1 (copies of input rows at offset pb[1]) and a row of zx */
+  int64_t RB = ci_pairs_row_bytes(p, VL, R);
+  LLVMValueRef rowbuf = hc_kb_alloca(&kb, LLVMArrayType2(kb.t_i8, (uint64_t)(3 * RB)), "rows");
+  LLVMSetAlignment(rowbuf, 32);
+  LLVMBuildMemSet(b, rowbuf, zb, hc_kb_i64(&kb, 3 * RB), 32);
+  hc_loop task, ql, hl, cl, pl;
+  LLVMValueRef t = hc_kb_task_loop_begin(&kb, &task);
+  LLVMValueRef ng = LLVMBuildUDiv(b, t, hc_kb_i64(&kb, nqb), "");
+  LLVMValueRef q0 = hc_kb_imul(&kb, LLVMBuildURem(b, t, hc_kb_i64(&kb, nqb), ""), hc_kb_i64(&kb, QB));
+  LLVMValueRef q1 = hc_kb_imin(&kb, hc_kb_iadd(&kb, q0, hc_kb_i64(&kb, QB)), hc_kb_i64(&kb, Q));
+  LLVMValueRef xbase = hc_kb_imul(&kb, ng, hc_kb_i64(&kb, p->Cg * p->inplane));
+  LLVMValueRef dbase = hc_kb_imul(&kb, ng, hc_kb_i64(&kb, Q * 2 * Pp));
+  LLVMValueRef q = hc_loop_begin(&kb, &ql, q0, q1, "q");
+  LLVMValueRef dq = hc_kb_iadd(&kb, dbase, hc_kb_imul(&kb, q, hc_kb_i64(&kb, 2 * Pp)));
+  /* per row of the pair: its channel's plane, tap row/column offsets */
+  LLVMValueRef rbase[2], roff[2], coff[2], kin[2];
+  for (int r = 0; r < 2; ++r) {
+    LLVMValueRef k = hc_kb_iadd(&kb, hc_kb_imul(&kb, q, hc_kb_i64(&kb, 2)), hc_kb_i64(&kb, r));
+    kin[r] = LLVMBuildICmp(b, LLVMIntULT, k, hc_kb_i64(&kb, p->Kc), "");
+    k = LLVMBuildSelect(b, kin[r], k, hc_kb_i64(&kb, 0), "");
+    LLVMValueRef c = LLVMBuildUDiv(b, k, hc_kb_i64(&kb, p->ktot), "");
+    LLVMValueRef tap = LLVMBuildURem(b, k, hc_kb_i64(&kb, p->ktot), "");
+    LLVMValueRef kh = LLVMBuildUDiv(b, tap, hc_kb_i64(&kb, KW), ""), kw = LLVMBuildURem(b, tap, hc_kb_i64(&kb, KW), "");
+    rbase[r] = hc_kb_iadd(&kb, xbase, hc_kb_imul(&kb, c, hc_kb_i64(&kb, p->inplane)));
+    roff[r] = LLVMBuildSub(b, hc_kb_imul(&kb, kh, hc_kb_i64(&kb, p->d[0])), hc_kb_i64(&kb, p->pb[0]), "");
+    coff[r] = LLVMBuildSub(b, hc_kb_imul(&kb, kw, hc_kb_i64(&kb, p->d[1])), hc_kb_i64(&kb, p->pb[1]), "");
+  }
+  LLVMValueRef oh = hc_loop_begin(&kb, &hl, hc_kb_i64(&kb, 0), hc_kb_i64(&kb, OH), "oh");
+  LLVMValueRef rowsrc[2];
+  for (int r = 0; r < 2; ++r) {
+    LLVMValueRef ih = hc_kb_iadd(&kb, hc_kb_imul(&kb, oh, hc_kb_i64(&kb, p->s[0])), roff[r]);
+    LLVMValueRef rin = LLVMBuildAnd(b, kin[r], LLVMBuildICmp(b, LLVMIntULT, ih, hc_kb_i64(&kb, H), ""), "");
+    LLVMValueRef rowp = hc_kb_iadd(&kb, rbase[r], hc_kb_imul(&kb, ih, hc_kb_i64(&kb, W)));
+    hc_if gi;
+    hc_if_begin(&kb, &gi, rin);
+    LLVMValueRef at = hc_kb_i64(&kb, r * RB + p->pb[1]);
+    hc_kb_memcpy(&kb, LLVMBuildGEP2(b, kb.t_i8, rowbuf, &at, 1, ""), LLVMBuildGEP2(b, kb.t_i8, px, &rowp, 1, ""),
+                 hc_kb_i64(&kb, W));
+    hc_if_end(&kb, &gi);
+    /* buffer offset of input column 0: the copy, or the zx row */
+    rowsrc[r] = LLVMBuildSelect(b, rin, hc_kb_i64(&kb, r * RB + p->pb[1]), hc_kb_i64(&kb, 2 * RB + p->pb[1]), "");
+  }
+  LLVMValueRef ch = hc_loop_begin(&kb, &cl, hc_kb_i64(&kb, 0), hc_kb_i64(&kb, nch), "ch");
+  LLVMValueRef ow0 = hc_kb_imin(&kb, hc_kb_imul(&kb, ch, hc_kb_i64(&kb, VL)), hc_kb_i64(&kb, OW - VL));
+  LLVMValueRef v[2];
+  for (int r = 0; r < 2; ++r) {
+    LLVMValueRef col0 = hc_kb_iadd(&kb, hc_kb_imul(&kb, ow0, hc_kb_i64(&kb, sw)), coff[r]);
+    LLVMValueRef idx = hc_kb_iadd(&kb, rowsrc[r], col0);
+    LLVMValueRef ld = LLVMBuildLoad2(b, vr, LLVMBuildGEP2(b, kb.t_i8, rowbuf, &idx, 1, ""), "");
+    LLVMSetAlignment(ld, 1);
+    LLVMValueRef bytes = LLVMBuildShuffleVector(b, ld, LLVMGetPoison(vr), evenv, "");
+    LLVMValueRef wide = sgn ? LLVMBuildSExt(b, bytes, vw, "") : LLVMBuildZExt(b, bytes, vw, "");
+    v[r] = LLVMBuildSub(b, wide, zw, "");
+  }
+  LLVMValueRef out = LLVMBuildShuffleVector(b, v[0], v[1], mixm, "");
+  LLVMValueRef pos = hc_kb_iadd(&kb, hc_kb_imul(&kb, oh, hc_kb_i64(&kb, OW)), ow0);
+  LLVMValueRef st =
+      LLVMBuildStore(b, out, hc_kb_gep(&kb, HX_DTYPE_INT16, dst, hc_kb_iadd(&kb, dq, hc_kb_imul(&kb, pos, hc_kb_i64(&kb, 2)))));
+  LLVMSetAlignment(st, 2);
+  hc_loop_end(&kb, &cl);
+  hc_loop_end(&kb, &hl);
+  /* positions P..Pp: zeros (both rows of the pair) */
+  LLVMValueRef pp = hc_loop_begin(&kb, &pl, hc_kb_i64(&kb, 2 * P), hc_kb_i64(&kb, 2 * Pp), "pp");
+  hc_kb_store(&kb, HX_DTYPE_INT16, dst, hc_kb_iadd(&kb, dq, pp), LLVMConstInt(kb.t_i16, 0, 0));
+  hc_loop_end(&kb, &pl);
+  hc_loop_end(&kb, &ql);
+  hc_loop_end(&kb, &task);
+  double elems = (double)p->N * (double)p->G * (double)Pp * (double)(2 * Q);
+  hc_kb_end(&kb, elems, 3.0 * elems);
+  return HX_OK;
+}
+
 /* Packs x into the K-pair panels of the product (see ig_prod): task
  * (image, group, block of channels); row k = c*ktot + tap of panel (n, g)
  * holds x(n, g*Cg + c, pos*stride - pad + tap*dilation) - x_zero_point for
@@ -1802,6 +1922,7 @@ static hx_status_t ci_pack_quads_2d(hc_lower_ctx* lc, const hc_node* n, const ci
 static hx_status_t ci_pack_x(hc_lower_ctx* lc, const hc_node* n, const ci_plan* p, uint64_t dst_off, bool vnni) {
   if (vnni && ci_pointwise_quads(p)) return ci_pack_quads_1x1(lc, n, p, dst_off);
   if (vnni && ci_quads_2d(p)) return ci_pack_quads_2d(lc, n, p, dst_off);
+  if (!vnni && ci_pairs_2d(p)) return ci_pack_pairs_2d(lc, n, p, dst_off);
   int64_t Kp = vnni ? round_up(p->Kc, 4) : ci_kp(p), Pp = ci_pp(p);
   int64_t CB = 16384 / (p->ktot * Pp);
   if (CB < 1) CB = 1;

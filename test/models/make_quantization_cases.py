@@ -604,6 +604,12 @@ def conv_cases(root):
     qc('qc_rows16_s8w_scalar_zp_odd_k', rand_q(np.int8, (1, 3, 17, 23)), f32(0.05), np.int8(-4),
        rand_q(np.int8, (16, 3, 3, 3)), f32(0.01), np.int8(-3), f32(0.2), np.int8(2), strides=[2, 2], dil=[1, 2],
        pads=[1, 2, 0, 1], consts=('w', 'wz'))
+    # the int16 K-pair im2col (ci_pack_pairs_2d): stride 2 over 16-column
+    # vectors (32-byte loads), int8 x, dilation, padding rows above and
+    # below, a last vector overlapping the one before, batch 2
+    qc('qc_pairs_s8x_stride2_dilated', rand_q(np.int8, (2, 6, 20, 41)), f32(0.05), np.int8(-6),
+       rand_q(np.int8, (8, 6, 3, 3)), (RNG.random(8) * 0.02 + 0.005).astype(f32), rand_q(np.int8, (8,)), f32(0.3),
+       np.int8(1), strides=[2, 2], dil=[2, 2], pads=[2, 2, 3, 2])
     requant_cases(qc)
 
 
