@@ -648,10 +648,14 @@ static hx_status_t ig_emit_product(hc_lower_ctx* lc, const hc_node* n, const ig_
   LLVMBuilderRef b = kb.b;
   hc_loop task, ml;
   LLVMValueRef t = hc_kb_task_loop_begin(&kb, &task);
-  LLVMValueRef pbk = LLVMBuildURem(b, t, hc_kb_i64(&kb, npb), "");
-  LLVMValueRef rest = LLVMBuildUDiv(b, t, hc_kb_i64(&kb, npb), "");
-  LLVMValueRef mbk = LLVMBuildURem(b, rest, hc_kb_i64(&kb, nmb), "");
-  LLVMValueRef o = LLVMBuildUDiv(b, rest, hc_kb_i64(&kb, nmb), "");
+  /* Row blocks fastest: consecutive tasks share their column block of X,
+   * which the first one brings into L2 (with column blocks fastest, every
+   * row block read all of X again from L3 or memory: an int8 ResNet-50's
+   * stem, 3.7 MB of X, ran at 50 GOP/s). */
+  LLVMValueRef mbk = LLVMBuildURem(b, t, hc_kb_i64(&kb, nmb), "");
+  LLVMValueRef rest = LLVMBuildUDiv(b, t, hc_kb_i64(&kb, nmb), "");
+  LLVMValueRef pbk = LLVMBuildURem(b, rest, hc_kb_i64(&kb, npb), "");
+  LLVMValueRef o = LLVMBuildUDiv(b, rest, hc_kb_i64(&kb, npb), "");
   e.w_off = coord_offset(&kb, o, d->outer_rank, d->outer_dims, d->w_os);
   e.x_off = coord_offset(&kb, o, d->outer_rank, d->outer_dims, d->x_os);
   e.y_off = hc_kb_imul(&kb, o, hc_kb_i64(&kb, d->Mt * d->Pt));
