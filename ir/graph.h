@@ -379,4 +379,13 @@ enum { HC_PACK_WINOGRAD_G = 6 };
  * row and K pair, more than the pair's products. */
 enum { HC_PACK_ROWS_I16 = 7 };
 
+/* Appended HC_PACK_* layout (compiler/ops/integer_ops.c): a MatMulInteger's
+ * or QLinearMatMul's constant 8-bit B, on targets (or B types and zero
+ * points) without the VNNI byte path, as the int16 K-pair panels its
+ * product reads: element (k, n) of batch matrix bb at
+ * bb*Kp*Np + ((k/2)*Np + n)*2 + k%2, B minus its zero point, Kp = K
+ * rounded up to even, Np = N rounded up to 16, zeros in the padding
+ * ([B batch][Kp/2][Np][2]). */
+enum { HC_PACK_KPAIRS_I16 = 8 };
+
 #endif /* HARNESS_IR_GRAPH_H */

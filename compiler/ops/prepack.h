@@ -31,10 +31,11 @@ struct hc_target;
  * (hc_wino_choose_packed). */
 hx_status_t hc_matmul_prepack(hc_graph* g, hc_node* n, bool* out_done);
 hx_status_t hc_conv_prepack(hc_graph* g, hc_node* n, const struct hc_target* target, bool* out_done);
-/* MatMulInteger's or QLinearMatMul's constant int8 B (zero point 0, K a
- * multiple of 4) in the K-quads of the VNNI byte path, where `target` has
- * it (HC_PACK_KQUADS_S8, compiler/ops/integer_ops.c); other targets pack B
- * per run. */
+/* MatMulInteger's or QLinearMatMul's constant B: int8 with zero point 0
+ * and K a multiple of 4 in the K-quads of the VNNI byte path, where
+ * `target` has it (HC_PACK_KQUADS_S8); otherwise (a constant zero point)
+ * in the int16 K-pair panels of the int16 product (HC_PACK_KPAIRS_I16,
+ * compiler/ops/integer_ops.c). */
 hx_status_t hc_mmi_prepack(hc_graph* g, hc_node* n, const struct hc_target* target, bool* out_done);
 /* ConvInteger's or QLinearConv's constant 8-bit weights (constant zero
  * points) as int16 rows (HC_PACK_ROWS_I16), for the product kernel of

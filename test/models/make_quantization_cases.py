@@ -325,6 +325,12 @@ def matmul_cases(root):
     qmm('qmm_const_b_vnni_s8a_batched', rand_q(np.int8, (2, 6, 40)), (RNG.random((2, 6, 1)) * 0.05 + 0.01).astype(f32),
         rand_q(np.int8, (2, 6, 1)), rand_q(np.int8, (2, 40, 19)), f32(0.03), np.int8(0), f32(0.5), np.int8(-3),
         consts=('b', 'bs', 'bz'))
+    # constant uint8 B with per-column zero points: int16 K-pair panels
+    # packed at compile time (HC_PACK_KPAIRS_I16, targets without the byte
+    # path), zero points subtracted there; A batched over a 2-D B, odd K
+    qmm('qmm_const_b_pairs_u8b_col_zp', rand_q(np.uint8, (2, 9, 33)), f32(0.02), np.uint8(100),
+        rand_q(np.uint8, (33, 21)), (RNG.random(21) * 0.05 + 0.01).astype(f32), rand_q(np.uint8, (21,)), f32(0.4),
+        np.uint8(120), consts=('b', 'bs', 'bz'))
     qmm('qmm_s8_row_col', rand_q(np.int8, (7, 45)), (RNG.random(7) * 0.05 + 0.01).astype(f32), rand_q(np.int8, (7,)),
         rand_q(np.int8, (45, 13)), (RNG.random(13) * 0.05 + 0.01).astype(f32), rand_q(np.int8, (13,)), f32(0.9),
         np.int8(-10))
