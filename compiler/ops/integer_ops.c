@@ -1741,6 +1741,42 @@ static hx_status_t ci_pack_quads_1x1(hc_lower_ctx* lc, const hc_node* n, const c
   return HX_OK;
 }
 
+/* The task and K-group loops that both grouped im2col packers open
+ * (ci_pack_quads_2d: G = 4 rows of K, ci_pack_pairs_2d: G = 2): task
+ * (image, group, block of QB groups), group q, and per row r of the group
+ * its input plane (rbase), tap row and column offsets (roff, coff) and
+ * whether it is inside K (kin; a row past Kc reads channel 0's plane and
+ * must be masked). dq: the group's first element in the packed panel. The
+ * caller ends the loops (ql, then task). */
+typedef struct ci_group_rows {
+  LLVMValueRef dq, rbase[4], roff[4], coff[4], kin[4];
+} ci_group_rows;
+
+static void ci_group_begin(hc_kb* kb, const ci_plan* p, int G, int64_t Q, int64_t QB, int64_t nqb, hc_loop* task,
+                           hc_loop* ql, ci_group_rows* g) {
+  LLVMBuilderRef b = kb->b;
+  int64_t Pp = ci_pp(p), KW = p->k[1];
+  LLVMValueRef t = hc_kb_task_loop_begin(kb, task);
+  LLVMValueRef ng = LLVMBuildUDiv(b, t, hc_kb_i64(kb, nqb), "");
+  LLVMValueRef q0 = hc_kb_imul(kb, LLVMBuildURem(b, t, hc_kb_i64(kb, nqb), ""), hc_kb_i64(kb, QB));
+  LLVMValueRef q1 = hc_kb_imin(kb, hc_kb_iadd(kb, q0, hc_kb_i64(kb, QB)), hc_kb_i64(kb, Q));
+  LLVMValueRef xbase = hc_kb_imul(kb, ng, hc_kb_i64(kb, p->Cg * p->inplane));
+  LLVMValueRef dbase = hc_kb_imul(kb, ng, hc_kb_i64(kb, Q * G * Pp));
+  LLVMValueRef q = hc_loop_begin(kb, ql, q0, q1, "q");
+  g->dq = hc_kb_iadd(kb, dbase, hc_kb_imul(kb, q, hc_kb_i64(kb, G * Pp)));
+  for (int r = 0; r < G; ++r) {
+    LLVMValueRef k = hc_kb_iadd(kb, hc_kb_imul(kb, q, hc_kb_i64(kb, G)), hc_kb_i64(kb, r));
+    g->kin[r] = LLVMBuildICmp(b, LLVMIntULT, k, hc_kb_i64(kb, p->Kc), "");
+    k = LLVMBuildSelect(b, g->kin[r], k, hc_kb_i64(kb, 0), "");
+    LLVMValueRef c = LLVMBuildUDiv(b, k, hc_kb_i64(kb, p->ktot), "");
+    LLVMValueRef tap = LLVMBuildURem(b, k, hc_kb_i64(kb, p->ktot), "");
+    LLVMValueRef kh = LLVMBuildUDiv(b, tap, hc_kb_i64(kb, KW), ""), kw = LLVMBuildURem(b, tap, hc_kb_i64(kb, KW), "");
+    g->rbase[r] = hc_kb_iadd(kb, xbase, hc_kb_imul(kb, c, hc_kb_i64(kb, p->inplane)));
+    g->roff[r] = LLVMBuildSub(b, hc_kb_imul(kb, kh, hc_kb_i64(kb, p->d[0])), hc_kb_i64(kb, p->pb[0]), "");
+    g->coff[r] = LLVMBuildSub(b, hc_kb_imul(kb, kw, hc_kb_i64(kb, p->d[1])), hc_kb_i64(kb, p->pb[1]), "");
+  }
+}
+
 /* The VNNI K-quad packing (im2col) of any 2-D convolution with a column
  * stride of 1 or 2 and output rows of 4 or more columns: per quad of rows
  * k = c*ktot + (kh, kw) and output row, VL output columns at a time, each
@@ -1753,7 +1789,7 @@ static hx_status_t ci_pack_quads_1x1(hc_lower_ctx* lc, const hc_node* n, const c
 static bool ci_quads_2d(const ci_plan* p) { return p->nd == 2 && p->s[1] <= 2 && p->out[1] >= 4 && p->P > 1; }
 
 static hx_status_t ci_pack_quads_2d(hc_lower_ctx* lc, const hc_node* n, const ci_plan* p, uint64_t dst_off) {
-  int64_t OH = p->out[0], OW = p->out[1], H = p->in[0], W = p->in[1], KW = p->k[1], sw = p->s[1];
+  int64_t OH = p->out[0], OW = p->out[1], H = p->in[0], W = p->in[1], sw = p->s[1];
   int64_t P = p->P, Pp = ci_pp(p), Q = round_up(p->Kc, 4) / 4;
   int64_t VL = OW >= 16 ? 16 : OW >= 8 ? 8 : 4, nch = (OW + VL - 1) / VL;
   int64_t used = (VL - 1) * sw + 1;
@@ -1780,27 +1816,9 @@ static hx_status_t ci_pack_quads_2d(hc_lower_ctx* lc, const hc_node* n, const ci
   LLVMValueRef Wv = hc_kb_splat(&kb, hc_kb_i32(&kb, (int32_t)W), R), zv = hc_kb_splat(&kb, zb, R);
   LLVMValueRef flipv = hc_kb_splat(&kb, flip, 4 * (unsigned)VL);
   hc_loop task, ql, hl, cl, pl, rl;
-  LLVMValueRef t = hc_kb_task_loop_begin(&kb, &task);
-  LLVMValueRef ng = LLVMBuildUDiv(b, t, hc_kb_i64(&kb, nqb), "");
-  LLVMValueRef q0 = hc_kb_imul(&kb, LLVMBuildURem(b, t, hc_kb_i64(&kb, nqb), ""), hc_kb_i64(&kb, QB));
-  LLVMValueRef q1 = hc_kb_imin(&kb, hc_kb_iadd(&kb, q0, hc_kb_i64(&kb, QB)), hc_kb_i64(&kb, Q));
-  LLVMValueRef xbase = hc_kb_imul(&kb, ng, hc_kb_i64(&kb, p->Cg * p->inplane));
-  LLVMValueRef dbase = hc_kb_imul(&kb, ng, hc_kb_i64(&kb, Q * 4 * Pp));
-  LLVMValueRef q = hc_loop_begin(&kb, &ql, q0, q1, "q");
-  LLVMValueRef dq = hc_kb_iadd(&kb, dbase, hc_kb_imul(&kb, q, hc_kb_i64(&kb, 4 * Pp)));
-  /* per row of the quad: its channel's plane, tap row/column offsets */
-  LLVMValueRef rbase[4], roff[4], coff[4], kin[4];
-  for (int r = 0; r < 4; ++r) {
-    LLVMValueRef k = hc_kb_iadd(&kb, hc_kb_imul(&kb, q, hc_kb_i64(&kb, 4)), hc_kb_i64(&kb, r));
-    kin[r] = LLVMBuildICmp(b, LLVMIntULT, k, hc_kb_i64(&kb, p->Kc), "");
-    k = LLVMBuildSelect(b, kin[r], k, hc_kb_i64(&kb, 0), "");
-    LLVMValueRef c = LLVMBuildUDiv(b, k, hc_kb_i64(&kb, p->ktot), "");
-    LLVMValueRef tap = LLVMBuildURem(b, k, hc_kb_i64(&kb, p->ktot), "");
-    LLVMValueRef kh = LLVMBuildUDiv(b, tap, hc_kb_i64(&kb, KW), ""), kw = LLVMBuildURem(b, tap, hc_kb_i64(&kb, KW), "");
-    rbase[r] = hc_kb_iadd(&kb, xbase, hc_kb_imul(&kb, c, hc_kb_i64(&kb, p->inplane)));
-    roff[r] = LLVMBuildSub(b, hc_kb_imul(&kb, kh, hc_kb_i64(&kb, p->d[0])), hc_kb_i64(&kb, p->pb[0]), "");
-    coff[r] = LLVMBuildSub(b, hc_kb_imul(&kb, kw, hc_kb_i64(&kb, p->d[1])), hc_kb_i64(&kb, p->pb[1]), "");
-  }
+  ci_group_rows g;
+  ci_group_begin(&kb, p, 4, Q, QB, nqb, &task, &ql, &g);
+  LLVMValueRef dq = g.dq, *rbase = g.rbase, *roff = g.roff, *coff = g.coff, *kin = g.kin;
   LLVMValueRef oh = hc_loop_begin(&kb, &hl, hc_kb_i64(&kb, 0), hc_kb_i64(&kb, OH), "oh");
   LLVMValueRef rowp[4], rin[4];
   for (int r = 0; r < 4; ++r) {
@@ -1869,7 +1887,7 @@ static bool ci_pairs_2d(const ci_plan* p) {
 }
 
 static hx_status_t ci_pack_pairs_2d(hc_lower_ctx* lc, const hc_node* n, const ci_plan* p, uint64_t dst_off) {
-  int64_t OH = p->out[0], OW = p->out[1], H = p->in[0], W = p->in[1], KW = p->k[1], sw = p->s[1];
+  int64_t OH = p->out[0], OW = p->out[1], H = p->in[0], W = p->in[1], sw = p->s[1];
   int64_t P = p->P, Pp = ci_pp(p), Q = ci_kp(p) / 2;
   int64_t VL = OW >= 16 ? 16 : 8, nch = (OW + VL - 1) / VL;
   int64_t used = (VL - 1) * sw + 1;
@@ -1895,27 +1913,9 @@ static hx_status_t ci_pack_pairs_2d(hc_lower_ctx* lc, const hc_node* n, const ci
   LLVMSetAlignment(rowbuf, 32);
   LLVMBuildMemSet(b, rowbuf, zb, hc_kb_i64(&kb, 3 * RB), 32);
   hc_loop task, ql, hl, cl, pl;
-  LLVMValueRef t = hc_kb_task_loop_begin(&kb, &task);
-  LLVMValueRef ng = LLVMBuildUDiv(b, t, hc_kb_i64(&kb, nqb), "");
-  LLVMValueRef q0 = hc_kb_imul(&kb, LLVMBuildURem(b, t, hc_kb_i64(&kb, nqb), ""), hc_kb_i64(&kb, QB));
-  LLVMValueRef q1 = hc_kb_imin(&kb, hc_kb_iadd(&kb, q0, hc_kb_i64(&kb, QB)), hc_kb_i64(&kb, Q));
-  LLVMValueRef xbase = hc_kb_imul(&kb, ng, hc_kb_i64(&kb, p->Cg * p->inplane));
-  LLVMValueRef dbase = hc_kb_imul(&kb, ng, hc_kb_i64(&kb, Q * 2 * Pp));
-  LLVMValueRef q = hc_loop_begin(&kb, &ql, q0, q1, "q");
-  LLVMValueRef dq = hc_kb_iadd(&kb, dbase, hc_kb_imul(&kb, q, hc_kb_i64(&kb, 2 * Pp)));
-  /* per row of the pair: its channel's plane, tap row/column offsets */
-  LLVMValueRef rbase[2], roff[2], coff[2], kin[2];
-  for (int r = 0; r < 2; ++r) {
-    LLVMValueRef k = hc_kb_iadd(&kb, hc_kb_imul(&kb, q, hc_kb_i64(&kb, 2)), hc_kb_i64(&kb, r));
-    kin[r] = LLVMBuildICmp(b, LLVMIntULT, k, hc_kb_i64(&kb, p->Kc), "");
-    k = LLVMBuildSelect(b, kin[r], k, hc_kb_i64(&kb, 0), "");
-    LLVMValueRef c = LLVMBuildUDiv(b, k, hc_kb_i64(&kb, p->ktot), "");
-    LLVMValueRef tap = LLVMBuildURem(b, k, hc_kb_i64(&kb, p->ktot), "");
-    LLVMValueRef kh = LLVMBuildUDiv(b, tap, hc_kb_i64(&kb, KW), ""), kw = LLVMBuildURem(b, tap, hc_kb_i64(&kb, KW), "");
-    rbase[r] = hc_kb_iadd(&kb, xbase, hc_kb_imul(&kb, c, hc_kb_i64(&kb, p->inplane)));
-    roff[r] = LLVMBuildSub(b, hc_kb_imul(&kb, kh, hc_kb_i64(&kb, p->d[0])), hc_kb_i64(&kb, p->pb[0]), "");
-    coff[r] = LLVMBuildSub(b, hc_kb_imul(&kb, kw, hc_kb_i64(&kb, p->d[1])), hc_kb_i64(&kb, p->pb[1]), "");
-  }
+  ci_group_rows g;
+  ci_group_begin(&kb, p, 2, Q, QB, nqb, &task, &ql, &g);
+  LLVMValueRef dq = g.dq, *rbase = g.rbase, *roff = g.roff, *coff = g.coff, *kin = g.kin;
   LLVMValueRef oh = hc_loop_begin(&kb, &hl, hc_kb_i64(&kb, 0), hc_kb_i64(&kb, OH), "oh");
   LLVMValueRef rowsrc[2];
   for (int r = 0; r < 2; ++r) {
