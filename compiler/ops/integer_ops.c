@@ -1881,23 +1881,34 @@ static hx_status_t ci_pack_quads_2d(hc_lower_ctx* lc, const hc_node* n, const ci
  * quarter of the product (an int8 ResNet-18's 3x3 layers). Task: (image,
  * group, block of pairs); positions P..Pp get zeros. */
 #define CI_PAIRS_MAX_ROW 4096
-static int64_t ci_pairs_row_bytes(const ci_plan* p, int64_t VL, unsigned R) {
-  int64_t need = (p->out[1] - VL) * p->s[1] + (p->k[1] - 1) * p->d[1] + (int64_t)R;
+/* The pair packer's geometry: VL output columns per vector, R input bytes
+ * per load, RB bytes per stack row (the copy at pb[1] and the last load's
+ * reach). */
+typedef struct ci_pairs_geom {
+  int64_t VL, RB;
+  unsigned R;
+} ci_pairs_geom;
+static ci_pairs_geom ci_pairs_geometry(const ci_plan* p) {
+  ci_pairs_geom g;
+  g.VL = p->out[1] >= 16 ? 16 : 8;
+  int64_t used = (g.VL - 1) * p->s[1] + 1;
+  g.R = used <= 8 ? 8 : used <= 16 ? 16 : 32;
+  int64_t need = (p->out[1] - g.VL) * p->s[1] + (p->k[1] - 1) * p->d[1] + (int64_t)g.R;
   int64_t row = p->pb[1] + p->in[1];
-  return round_up(need > row ? need : row, 32);
+  g.RB = round_up(need > row ? need : row, 32);
+  return g;
 }
 static bool ci_pairs_2d(const ci_plan* p) {
   if (p->nd != 2 || p->s[1] > 2 || p->out[1] < 8 || p->P <= 1) return false;
-  int64_t VL = p->out[1] >= 16 ? 16 : 8, used = (VL - 1) * p->s[1] + 1;
-  return ci_pairs_row_bytes(p, VL, used <= 8 ? 8 : used <= 16 ? 16 : 32) <= CI_PAIRS_MAX_ROW;
+  return ci_pairs_geometry(p).RB <= CI_PAIRS_MAX_ROW;
 }
 
 static hx_status_t ci_pack_pairs_2d(hc_lower_ctx* lc, const hc_node* n, const ci_plan* p, uint64_t dst_off) {
   int64_t OH = p->out[0], OW = p->out[1], H = p->in[0], W = p->in[1], sw = p->s[1];
   int64_t P = p->P, Pp = ci_pp(p), Q = ci_kp(p) / 2;
-  int64_t VL = OW >= 16 ? 16 : 8, nch = (OW + VL - 1) / VL;
-  int64_t used = (VL - 1) * sw + 1;
-  unsigned R = used <= 8 ? 8 : used <= 16 ? 16 : 32;
+  ci_pairs_geom geo = ci_pairs_geometry(p);
+  int64_t VL = geo.VL, RB = geo.RB, nch = (OW + VL - 1) / VL;
+  unsigned R = geo.R;
   int64_t QB, nqb;
   hc_kb kb;
   LLVMValueRef px, dst, xz;
@@ -1914,7 +1925,6 @@ static hx_status_t ci_pack_pairs_2d(hc_lower_ctx* lc, const hc_node* n, const ci
   LLVMValueRef zb = LLVMBuildTrunc(b, xz, kb.t_i8, "");
   LLVMValueRef zw = hc_kb_splat(&kb, LLVMBuildTrunc(b, xz, kb.t_i16, ""), (unsigned)VL);
   /* rows 0, 1 (copies of input rows at offset pb[1]) and a row of zx */
-  int64_t RB = ci_pairs_row_bytes(p, VL, R);
   LLVMValueRef rowbuf = hc_kb_alloca(&kb, LLVMArrayType2(kb.t_i8, (uint64_t)(3 * RB)), "rows");
   LLVMSetAlignment(rowbuf, 32);
   LLVMBuildMemSet(b, rowbuf, zb, hc_kb_i64(&kb, 3 * RB), 32);
@@ -2138,9 +2148,9 @@ static hx_status_t ci_emit_depthwise(hc_lower_ctx* lc, const hc_node* n, const c
      * padding), so that every column is a plain vector load, computed and
      * requantised in registers like the byte path's: no int32 tile, no
      * border taps one column at a time. */
-    int64_t bw = round_up(p->pb[1] + W > OW * sw + (p->k[1] - 1) * p->d[1] ? p->pb[1] + W
-                                                                          : OW * sw + (p->k[1] - 1) * p->d[1],
-                          16);
+    /* a row: its copy at pb[1], and the last vector's reach from column 0 */
+    int64_t reach = OW * sw + (p->k[1] - 1) * p->d[1];
+    int64_t bw = round_up(p->pb[1] + W > reach ? p->pb[1] + W : reach, 16);
     if (!full && OW >= VF && sw <= 2 && d->sp_step == 0 && p->in[0] * bw <= CI_DW_PLANE_BYTES &&
         !ci_dw_vnni(lc, p, VF)) {
       full = true;
