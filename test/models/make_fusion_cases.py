@@ -554,6 +554,13 @@ def channels_tile_cases(root):
               # 1x1, and two reduction slices (1100 input channels).
               "pw7": (96, (7, 7), 96, 1, 0, 1), "pw14": (64, (14, 14), 112, 1, 0, 1),
               "pw_s2": (72, (13, 13), 64, 1, 0, 2), "pw7_slices": (1100, (7, 7), 64, 1, 0, 1),
+              # Inputs larger than half of L2 in several slices, two panels
+              # a task: the slices outside the panels (the partial sums of
+              # both wait on the stack), the last task with a full and a
+              # ragged panel (280 channels) or only a ragged one (264).
+              "pw14_slices_outer": (1024, (14, 14), 280, 1, 0, 1),
+              "pw7_slices_outer": (1400, (7, 7), 264, 1, 0, 1),
+
               # 5 panels of 32 channels: 5 tasks made 10 by two row blocks
               # at a tile row (not at a whole output line).
               "pw7_odd": (320, (7, 7), 160, 1, 0, 1),
