@@ -1234,6 +1234,26 @@ static bool convt_channels(const conv_plan* p) {
   return p->Cg * taps >= 64 && plane <= 64;
 }
 
+/* Whether a stride-1 1x1 convolution (conv_is_gemm) on a plane of 128 to
+ * 256 pixels runs faster as the GEMM than in the channels kernel, whose
+ * range that is otherwise. The GEMM's tiles run along the plane in vectors
+ * of pixels and store them as they are; the channels kernel broadcasts
+ * pixels from a new input plane every step and transposes each tile to
+ * store it. One-layer models, AVX2 (Zen 3), GEMM / channels time, paired
+ * rounds of `bench/kernels/ab_kbench.py` (docs/performance.md, stop 32):
+ *  - planes of whole 16-pixel vectors: 12x12 0.75-0.90 (K 64-384), 16x16
+ *    0.58-0.80 (K 96-1024). At 16x16 each input plane is 1 KiB, so the
+ *    128 planes a channels tile reads every step fall into 4 of L1's 64
+ *    sets;
+ *  - 14x14 expansions of few input channels: K 64, 80, 96 at 0.82, 0.89,
+ *    0.95, against 1.06-1.14 from K 112 up; 15x15: 1.00 at K 96, 1.22 at
+ *    K 1024.
+ * Smaller planes (10x10 1.02, 7x7 1.2-1.7) stay in the channels kernel. */
+static bool gemm_beats_channels(const conv_plan* p) {
+  if (p->out_plane < 128 || p->out_plane > 256) return false;
+  return p->out_plane % 16 == 0 || p->Cg <= 96;
+}
+
 static int conv_fast_kind(const conv_plan* p) {
   if ((p->dt != HX_DTYPE_FLOAT32 && p->dt != HX_DTYPE_FLOAT16) || p->nd < 1 || p->nd > 3) return CF_NONE;
   if (p->N * p->M * p->out_plane == 0 || p->Cg == 0) return CF_NONE;
@@ -1275,6 +1295,7 @@ static int conv_fast_kind(const conv_plan* p) {
   /* Up to 28x28 outputs the channels kernel also wins on k x k and strided
    * convolutions (ResNet-50's stride-2 3x3 on 28x28: 12% faster than the
    * pixels kernel); a stride-1 1x1 there is a GEMM (5-8% faster). */
+  if (conv_is_gemm(p) && gemm_beats_channels(p)) return CF_GEMM;
   if (p->Mg >= 32 && K >= 64 && (p->out_plane <= 256 || (p->out_plane <= 784 && !conv_is_gemm(p)))) return CF_CHANNELS;
   /* A dilated kernel as wide as half the output rows makes the pixels
    * kernel's flat rows (pitch = output width + (k-1)*d) at least 1.5 times

@@ -552,7 +552,7 @@ def channels_tile_cases(root):
               # One tap (1x1): 14-pixel tiles on AVX-512, 2 x 7 on a 7x7
               # plane (a ragged last tile row), 1 x 14 on 14x14, a strided
               # 1x1, and two reduction slices (1100 input channels).
-              "pw7": (96, (7, 7), 96, 1, 0, 1), "pw14": (64, (14, 14), 112, 1, 0, 1),
+              "pw7": (96, (7, 7), 96, 1, 0, 1), "pw14": (128, (14, 14), 112, 1, 0, 1),
               "pw_s2": (72, (13, 13), 64, 1, 0, 2), "pw7_slices": (1100, (7, 7), 64, 1, 0, 1),
               # Inputs larger than half of L2 in several slices, two panels
               # a task: the slices outside the panels (the partial sums of
@@ -560,7 +560,11 @@ def channels_tile_cases(root):
               # ragged panel (280 channels) or only a ragged one (264).
               "pw14_slices_outer": (1024, (14, 14), 280, 1, 0, 1),
               "pw7_slices_outer": (1400, (7, 7), 264, 1, 0, 1),
-
+              # Stride-1 1x1s that the GEMM takes on these planes instead
+              # (conv.c gemm_beats_channels): few input channels on 14x14,
+              # whole 16-pixel vectors on 12x12 and 16x16.
+              "pw14_gemm": (64, (14, 14), 112, 1, 0, 1), "pw12_gemm": (384, (12, 12), 64, 1, 0, 1),
+              "pw16_gemm": (96, (16, 16), 48, 1, 0, 1),
               # 5 panels of 32 channels: 5 tasks made 10 by two row blocks
               # at a tile row (not at a whole output line).
               "pw7_odd": (320, (7, 7), 160, 1, 0, 1),
