@@ -560,6 +560,9 @@ def channels_tile_cases(root):
               # ragged panel (280 channels) or only a ragged one (264).
               "pw14_slices_outer": (1024, (14, 14), 280, 1, 0, 1),
               "pw7_slices_outer": (1400, (7, 7), 264, 1, 0, 1),
+              # Projections (input over 4 times the output): on 7x7 flat
+              # (no row blocks), on 14x14 in two row blocks of whole lines.
+              "pw7_proj": (960, (7, 7), 160, 1, 0, 1), "pw14_proj": (576, (14, 14), 96, 1, 0, 1),
               # Stride-1 1x1s that the GEMM takes on these planes instead
               # (conv.c gemm_beats_channels): few input channels on 14x14,
               # whole 16-pixel vectors on 12x12 and 16x16.
