@@ -563,6 +563,9 @@ def channels_tile_cases(root):
               # Projections (input over 4 times the output): on 7x7 flat
               # (no row blocks), on 14x14 in two row blocks of whole lines.
               "pw7_proj": (960, (7, 7), 160, 1, 0, 1), "pw14_proj": (576, (14, 14), 96, 1, 0, 1),
+              # A strided 1x1 whose copied 16x16 images (1 KiB) are each
+              # padded by a line (flat_plan.CS).
+              "pw_s2_16": (64, (32, 32), 48, 1, 0, 2),
               # Stride-1 1x1s that the GEMM takes on these planes instead
               # (conv.c gemm_beats_channels): few input channels on 14x14,
               # whole 16-pixel vectors on 12x12 and 16x16.
