@@ -597,6 +597,20 @@ def channels_tile_cases(root):
         write_case(root, f"chan_tile_{sname}_plain", [helper.make_node("Conv", ["x", "W", "B"], ["y"], kernel_shape=[k] * nd,
                                                                        pads=[p] * (2 * nd), strides=[st] * nd)],
                    [("x", x)], [("y", c.astype(np.float32))], [("W", w), ("B", b)])
+    # Inception's factorised 1x7 and 7x1 on 17x17 (a 1x7 takes 4 x 2 tiles
+    # on AVX2, whose 5 x 2 would spill), and a 1x5: residual Add and Relu.
+    for sname, (C, M, kh, kw) in {"k1x7": (64, 64, 1, 7), "k7x1": (64, 64, 7, 1), "k1x5": (64, 48, 1, 5)}.items():
+        x = randf(1, C, 17, 17)
+        w = (randf(M, C, kh, kw) / math.sqrt(C * kh * kw)).astype(np.float32)
+        b = randf(M)
+        c = torch.nn.functional.conv2d(torch.from_numpy(x).double(), torch.from_numpy(w).double(),
+                                       torch.from_numpy(b).double(), padding=(kh // 2, kw // 2)).numpy()
+        r = randf(*c.shape)
+        conv = helper.make_node("Conv", ["x", "W", "B"], ["c"], kernel_shape=[kh, kw],
+                                pads=[kh // 2, kw // 2, kh // 2, kw // 2])
+        write_case(root, f"chan_tile_{sname}_17_res_relu", [conv, helper.make_node("Add", ["c", "r"], ["a"]),
+                                                            helper.make_node("Relu", ["a"], ["y"])],
+                   [("x", x), ("r", r)], [("y", np.maximum(c + r, 0).astype(np.float32))], [("W", w), ("B", b)])
 
 
 def main():
