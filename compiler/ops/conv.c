@@ -2263,9 +2263,10 @@ static void plan_channels(const hc_lower_ctx* lc, const conv_plan* p, const int6
    * the input 16 times over. With the slices outside the panels, each
    * slice's input planes (128 channels of 14x14: 100 KB) serve all of the
    * task's panels from L2 while the partial sums of every panel wait on
-   * the stack. AVX-512's L2 slices keep their order (not measured there). */
-  q->slices_outer = !l2_panel && q->nks > 1 && cbt > 1 && cbt * rbt * q->ncg * q->slot * 4 <= 64 * 1024 &&
-                    p->Cg * p->in_plane * 4 > hc_ukr_l2_bytes(lc) / 2;
+   * the stack. Where the plan allows it; emit_conv_channels keeps it for
+   * inputs (x, or its copy) over half of L2. AVX-512's L2 slices keep their
+   * order (not measured there). */
+  q->slices_outer = !l2_panel && q->nks > 1 && cbt > 1 && cbt * rbt * q->ncg * q->slot * 4 <= 64 * 1024;
 }
 
 /* Tile context of the channels kernel: the reduction slice and the partial
@@ -2809,6 +2810,8 @@ static hx_status_t emit_conv_channels(hc_lower_ctx* lc, cf_emit* e) {
   hc_kb* kb = e->kb;
   cf_ch_plan q;
   plan_channels(lc, p, e->P->T, e->vl, &q);
+  /* The input the kernel reads: x's planes or its copy's (e->chan a channel). */
+  q.slices_outer = q.slices_outer && p->Cg * e->chan * 4 > hc_ukr_l2_bytes(lc) / 2;
   e->tile = hc_kb_alloca(kb, LLVMArrayType2(kb->t_f32, (uint64_t)q.slot), "tile");
   /* Heavy fused ops whose operands vary neither over channels nor pixels
    * (the stores transpose the tile: vectors of a pixel's channels). */
