@@ -166,6 +166,11 @@ typedef struct conv_plan {
   int wlayout;     /* HC_PACK_* of the weight's packed copy (HC_PACK_NONE: none) */
   bool prepacking; /* asked by pack-weights, which may still repack the weight */
   int wino_m;      /* tile size of a weight packed as U (HC_PACK_WINOGRAD), else 0 */
+  /* Not Winograd, though the shape is a candidate: the pack-weights pass
+   * found the target's direct kernel faster (hc_wino_choose_packed) and
+   * packed the weights for the channels kernel, whose panels tell the
+   * passes after it (HC_PACK_PANELS). */
+  bool no_wino;
 } conv_plan;
 
 /* Input i as the op sees it: the unpacked original of a pre-packed input. */
@@ -208,6 +213,7 @@ static hx_status_t check_conv_inputs(const hc_node* n, bool transpose, conv_plan
   /* U[xi][oc/16][c][16] has one row per distinct xi (hc_wino_prepack): 36
    * for F(4,3), 16 for F(2,3) of stride 1 or 2. */
   if (p->wlayout == HC_PACK_WINOGRAD) p->wino_m = n->inputs[1]->dims[0] == 36 ? 4 : 2;
+  p->no_wino = p->wlayout == HC_PACK_PANELS;
   p->nd = x->rank - 2;
   p->N = x->dims[0];
   p->C = x->dims[1];
@@ -1194,7 +1200,7 @@ static bool conv_is_gemv(const conv_plan* p) {
  * in both dims: float32 activations and weights only (a U that
  * pack-weights transforms, see hc_wino_choose_packed). */
 static bool conv_wino_shape(const conv_plan* p, hc_wino_shape* s) {
-  if (p->transpose || (p->dt != HX_DTYPE_FLOAT32 && p->dt != HX_DTYPE_FLOAT16) || p->nd != 2 || p->G != 1) return false;
+  if (p->no_wino || p->transpose || (p->dt != HX_DTYPE_FLOAT32 && p->dt != HX_DTYPE_FLOAT16) || p->nd != 2 || p->G != 1) return false;
   bool narrowed = p->wt != HX_DTYPE_UNDEFINED && p->wt != HX_DTYPE_FLOAT32;
   if (narrowed && (p->dt != HX_DTYPE_FLOAT32 ||
                    !(p->wlayout == HC_PACK_WINOGRAD_G || (p->wlayout == HC_PACK_PLAIN && p->prepacking))))
@@ -3554,8 +3560,19 @@ hx_status_t hc_conv_prepack(hc_graph* g, hc_node* n, const struct hc_target* tar
    * whether a stride-2 convolution takes Winograd at all. */
   hc_wino_shape ws;
   int wm = conv_fast_kind(&p) == CF_WINOGRAD ? conv_wino_m(&p, &ws) : 0;
-  if (!narrowed && p.dt == HX_DTYPE_FLOAT32 && (wm || (conv_wino_shape(&p, &ws) && ws.stride == 2)))
-    wm = hc_wino_choose_packed(&ws, target);
+  if (!narrowed && p.dt == HX_DTYPE_FLOAT32 && (wm || (conv_wino_shape(&p, &ws) && ws.stride == 2))) {
+    int chosen = hc_wino_choose_packed(&ws, target);
+    /* Direct instead of the shape's Winograd: only where the direct kernel
+     * is the channels kernel, whose packed panels record the choice. */
+    if (wm && !chosen) {
+      p.no_wino = true;
+      if (conv_fast_kind(&p) != CF_CHANNELS) {
+        chosen = wm;
+        p.no_wino = false;
+      }
+    }
+    wm = chosen;
+  }
   if (wm) return hc_wino_prepack(g, n, &ws, wm, out_done);
   if (conv_fast_kind(&p) == CF_GEMM && conv_is_gemv(&p)) {
     hc_mm_desc d;

@@ -286,6 +286,15 @@ static void wino_geometry(const hc_wino_shape* s, int m, bool packed, bool grow,
  * slower. */
 #define WINO_F2_MIN_TILES 16
 
+/* 512-bit targets: F(2,3) from this many tiles (10x10 planes and up).
+ * On an Intel Xeon (Emerald Rapids, AVX-512; docs/performance.md, "3x3
+ * convolutions on 7x7 planes with AVX-512", stop 33) the channels kernel
+ * ran 7x7 planes in 0.75-0.84 of F(2,3)'s time with 64-512 channels
+ * (ResNet-50's layer 4: 0.77 alone, weights flushed; 0.85 at two
+ * threads), and 8x8 in 0.91-1.05; from 10x10 (25 tiles) F(2,3) won by
+ * 1.25-1.4x. */
+#define WINO_F2_AVX512_MIN_TILES 25
+
 /* Whether the tile offsets and tables fit 32 bits. */
 static bool offsets_fit_i32(const hc_wino_shape* s) {
   return s->N * s->C * s->H * s->W < ((int64_t)1 << 31) && s->N * s->M * s->OH * s->OW < ((int64_t)1 << 31);
@@ -360,6 +369,9 @@ int hc_wino_choose(const hc_wino_shape* s) { return s->stride == 2 ? 0 : choose_
 int hc_wino_choose_packed(const hc_wino_shape* s, const hc_target* target) {
   if (s->stride == 2) return target && target->vector_bits == 256 ? choose_s2(s) : 0;
   int m = hc_wino_choose(s);
+  if (m == 2 && target && target->vector_bits == 512 &&
+      s->N * ((s->OH + 1) / 2) * ((s->OW + 1) / 2) < WINO_F2_AVX512_MIN_TILES)
+    return 0;
   /* 256-bit targets: F(4,3) from WINO_F4_AVX2_MIN_TILES where both channel
    * counts reach WINO_F4_AVX2_MIN_CHANNELS. */
   if (m == 2 && target && target->vector_bits == 256 && s->C >= WINO_F4_AVX2_MIN_CHANNELS &&

@@ -47,7 +47,10 @@ int hc_wino_choose(const hc_wino_shape* s);
  * that target's products favour F(4,3) on fewer tiles, and stride 2, which
  * takes F(2,3) on 256-bit targets where it pays. The packed U then carries
  * m and the stride (its alpha^2 rows) for everything after the pass. For
- * stride 1, nonzero exactly where hc_wino_choose is. */
+ * stride 1, nonzero where hc_wino_choose is, except F(2,3) on few tiles
+ * for 512-bit targets (0: the direct kernel; conv.c then packs the
+ * weights for its channels kernel, whose panels record the choice, or
+ * keeps Winograd where the direct kernel would be another). */
 int hc_wino_choose_packed(const hc_wino_shape* s, const struct hc_target* target);
 
 /* Workspace bytes of n's lowering (no room for U where pack-weights

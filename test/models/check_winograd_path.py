@@ -38,7 +38,11 @@ CASES = [
     # (49 tiles of 4x4, at least WINO_F4_MIN_TILES) takes F(4,3). Its layer-3
     # shape (16 tiles, 256 channels) takes F(2,3), but F(4,3) where
     # pack-weights transforms U for AVX2 (x86-64-v3 at -O3;
-    # hc_wino_choose_packed). A pair (m, m_avx2) gives the two tile sizes.
+    # hc_wino_choose_packed). A pair (m, m_avx2) gives the two tile sizes,
+    # a triple (m, m_avx2, m_avx512) also the one where pack-weights runs
+    # for AVX-512 (x86-64-v4 at -O3): 0 on 7x7 and 8x8 planes, which the
+    # channels kernel runs there (WINO_F2_AVX512_MIN_TILES), except with
+    # fewer output channels than it takes.
     (0, "fast_conv_wino_56", 4, False),
     (0, "fast_conv_wino_28", 4, False),
     # 625 tiles in ten blocks, the last one ragged (49 tiles).
@@ -49,7 +53,8 @@ CASES = [
     (0, "fuse_conv_wino4x4_res_relu", 4, False),
     (0, "fast_conv_wino_13x17", 2, False),
     (0, "fast_conv_wino_14", (2, 4), False),
-    (0, "fast_conv_wino_7", 2, False),
+    (0, "fast_conv_wino_7", (2, 2, 0), False),
+    (0, "fast_conv_wino_8_m24", (2, 2, 2), False),
     (0, "fast_conv_wino_7_wrt", 2, True),
     (0, "fast_conv_wino_c300", 2, False),
     # Transformed weights of 32 MiB (above HC_WINO_STREAMED_U): blocks of 32
@@ -178,8 +183,9 @@ def main():
         for target in ("x86-64-v3", "x86-64-v4"):
             for level in (1, 3):
                 # U packed at compile time (-O3, constant weights) for AVX2.
-                packed_avx2 = level == 3 and not runtime_w and target == "x86-64-v3"
-                m = tiles if isinstance(tiles, int) else tiles[1 if packed_avx2 else 0]
+                packed = level == 3 and not runtime_w
+                pick = 0 if not packed else 1 if target == "x86-64-v3" else 2
+                m = tiles if isinstance(tiles, int) else tiles[pick if pick < len(tiles) else 0]
                 text = kernels(harnessc, model, level, target)
                 json.loads(text)
                 want_w = m and (runtime_w or level == 1)

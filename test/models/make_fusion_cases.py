@@ -239,7 +239,11 @@ def kernel_cases(root):
         "conv_wino_14": (1, 256, 14, 14, 256, 3, 1, 1, 1, 1),
         # 7x7 planes (ResNet-50's layer 4): 16 tiles of 2x2, the least
         # WINO_F2_MIN_TILES takes; the last tile row and column half padding.
+        # AVX-512 at -O3 runs it in the channels kernel instead
+        # (WINO_F2_AVX512_MIN_TILES); 8x8 with 24 output channels, too few
+        # for the channels kernel, keeps F(2,3) there.
         "conv_wino_7": (1, 96, 7, 7, 72, 3, 1, 1, 1, 1),
+        "conv_wino_8_m24": (1, 64, 8, 8, 24, 3, 1, 1, 1, 1),
         "conv_wino_28": (1, 128, 28, 28, 128, 3, 1, 1, 1, 1),
         "conv_wino_56": (1, 64, 56, 56, 64, 3, 1, 1, 1, 1),
         # Input channels in several reduction blocks of the products, the
