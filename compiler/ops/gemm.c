@@ -959,7 +959,7 @@ static void fast_tile(fast_emit* e, int rows, int nv, unsigned lanes, LLVMValueR
     for (int v = 0; v < nv; ++v) u.b_vec[v] = (int64_t)v * vl;
     u.last_lanes = lanes;
     if (!u.b_st && d->K >= 64 && d->K * d->N * (int64_t)hx_dtype_size(d->dt) > hc_ukr_l2_bytes(kb->lc) / 4) {
-      /* A B too big for L2 read in place (a 1x1 convolution's input
+      /* A B of a quarter of L2 or more read in place (a 1x1 convolution's input
        * planes): its rows are far apart, too many streams for the hardware
        * prefetcher, so the first tile of each panel would wait on memory.
        * Prefetch the next column panel's rows into L2, one vector per step:
