@@ -179,8 +179,9 @@ def results_md(work, bin_dir, command):
         if not g:
             continue
         out.append(f"### SGEMM, {g['threads']} thread, {title}\n")
+        core = f" OpenBLAS kernels: {g['openblas_core']}." if g.get("openblas_core") else ""
         out.append(f"C[M,N] = A[M,K] B[K,N], B constant (a weight); % of the {g['peak_name']} peak, "
-                   f"{g['peak_gflops']:.1f} GFLOP/s.\n")
+                   f"{g['peak_gflops']:.1f} GFLOP/s.{core}\n")
         out.append("| M x N x K | Harness GFLOP/s | Harness % peak | OpenBLAS GFLOP/s | OpenBLAS % peak | Harness/OpenBLAS |")
         out.append("|---|---:|---:|---:|---:|---:|")
         for r in g["rows"]:

@@ -3,12 +3,16 @@
  * same product a Harness artifact of an ONNX MatMul computes.
  *
  *   openblas_sgemm M N K [--threads T] [--warmup W] [--iters N | --serve]
+ *   openblas_sgemm --corename
  *
  * --serve answers stdin lines "run K" with {"times_ns": [...]} (the protocol
  * of harness-bench --serve) so the driver can interleave the two; otherwise
  * it prints the median time and GFLOP/s of --iters calls. Built by
  * run_gemm.py with `cc -O2 openblas_sgemm.c -lopenblas` (Debian
  * libopenblas-dev); OPENBLAS_CORETYPE=Haswell restricts it to AVX2 kernels.
+ * --corename prints the kernel set OpenBLAS picked for this CPU (under
+ * OPENBLAS_CORETYPE if set): a CPU newer than the library gets its generic
+ * kernels ("Prescott"), which run_gemm.py then overrides.
  */
 #define _GNU_SOURCE
 #include <cblas.h>
@@ -19,6 +23,7 @@
 #include <time.h>
 
 void openblas_set_num_threads(int num_threads);
+char* openblas_get_corename(void);
 
 static uint64_t now_ns(void) {
   struct timespec ts;
@@ -43,6 +48,10 @@ static float* random_matrix(size_t n, uint32_t seed) {
 }
 
 int main(int argc, char** argv) {
+  if (argc == 2 && !strcmp(argv[1], "--corename")) {
+    printf("%s\n", openblas_get_corename());
+    return 0;
+  }
   if (argc < 4) {
     fprintf(stderr, "usage: openblas_sgemm M N K [--threads T] [--warmup W] [--iters N | --serve]\n");
     return 2;

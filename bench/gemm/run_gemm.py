@@ -9,7 +9,9 @@ Shapes are M x N x K of C[M,N] = A[M,K] B[K,N] (B constant). --isa avx2
 compiles with `--target x86-64-v3`, runs OpenBLAS with
 OPENBLAS_CORETYPE=Haswell and quotes the AVX2 peak, which is the benchmark
 machine's configuration on any AVX-512 host; native uses this machine's
-widest ISA for all three. Percent of peak = GFLOP/s / (2 FMA x lanes x 2
+widest ISA for all three (OpenBLAS's own pick of kernels, or SkylakeX's
+AVX-512 ones on an AVX-512 CPU it does not know; the header line names
+the set). Percent of peak = GFLOP/s / (2 FMA x lanes x 2
 flops x measured GHz x threads) from `harness-bench --peak`.
 """
 import argparse
@@ -43,6 +45,16 @@ def build_openblas(work):
     return exe
 
 
+# OpenBLAS kernel sets (openblas_get_corename) that use AVX-512.
+AVX512_CORES = {"skylakex", "cooperlake", "sapphirerapids", "zen4", "zen5"}
+
+
+def openblas_core(exe, env):
+    """The kernel set OpenBLAS picks under env (openblas_sgemm --corename)."""
+    p = subprocess.run([exe, "--corename"], env=env, capture_output=True, text=True, check=True)
+    return p.stdout.strip()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", required=True)
@@ -64,9 +76,17 @@ def main():
     env = dict(os.environ)
     if a.isa == "avx2":
         env["OPENBLAS_CORETYPE"] = "Haswell"
+    corename = openblas_core(exe, env)
+    if a.isa != "avx2" and machine["isa"] == "avx512" and "OPENBLAS_CORETYPE" not in os.environ and \
+            corename.lower() not in AVX512_CORES:
+        # A CPU newer than Debian's OpenBLAS 0.3.21 (an Emerald Rapids Xeon)
+        # gets its generic SSE3 kernels ("Prescott", 12-16% of the AVX-512
+        # peak at 1024^3); SkylakeX is its AVX-512 kernel set.
+        env["OPENBLAS_CORETYPE"] = "SkylakeX"
+        corename = f"{openblas_core(exe, env)} (OPENBLAS_CORETYPE; it picked {corename})"
     rows = []
     print(f"SGEMM, {a.threads} thread(s), {a.isa}: peak {peak_name} {peak:.1f} GFLOP/s "
-          f"({machine['clock_ghz']:.2f} GHz measured)", flush=True)
+          f"({machine['clock_ghz']:.2f} GHz measured); OpenBLAS kernels {corename}", flush=True)
     print(f"{'M x N x K':<16} {'Harness GFLOP/s':>15} {'% peak':>7} {'OpenBLAS GFLOP/s':>16} {'% peak':>7} "
           f"{'H/OpenBLAS':>10}", flush=True)
     for shape in a.shapes:
@@ -98,6 +118,7 @@ def main():
     if a.json:
         with open(a.json, "w") as f:
             json.dump({"machine": machine, "peak_name": peak_name, "peak_gflops": peak, "isa": a.isa,
+                       "openblas_core": corename,
                        "threads": a.threads, "rows": rows}, f, indent=1)
 
 
