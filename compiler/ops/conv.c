@@ -1200,7 +1200,9 @@ static bool conv_is_gemv(const conv_plan* p) {
  * in both dims: float32 activations and weights only (a U that
  * pack-weights transforms, see hc_wino_choose_packed). */
 static bool conv_wino_shape(const conv_plan* p, hc_wino_shape* s) {
-  if (p->no_wino || p->transpose || (p->dt != HX_DTYPE_FLOAT32 && p->dt != HX_DTYPE_FLOAT16) || p->nd != 2 || p->G != 1) return false;
+  if (p->no_wino || p->transpose || (p->dt != HX_DTYPE_FLOAT32 && p->dt != HX_DTYPE_FLOAT16) || p->nd != 2 ||
+      p->G != 1)
+    return false;
   bool narrowed = p->wt != HX_DTYPE_UNDEFINED && p->wt != HX_DTYPE_FLOAT32;
   if (narrowed && (p->dt != HX_DTYPE_FLOAT32 ||
                    !(p->wlayout == HC_PACK_WINOGRAD_G || (p->wlayout == HC_PACK_PLAIN && p->prepacking))))

@@ -287,8 +287,8 @@ static void wino_geometry(const hc_wino_shape* s, int m, bool packed, bool grow,
 #define WINO_F2_MIN_TILES 16
 
 /* 512-bit targets: F(2,3) from this many tiles (10x10 planes and up).
- * On an Intel Xeon (Emerald Rapids, AVX-512; docs/performance.md, "3x3
- * convolutions on 7x7 planes with AVX-512", stop 33) the channels kernel
+ * On an Intel Xeon (Emerald Rapids, AVX-512; docs/performance.md, "On an
+ * Intel Xeon with AVX-512", stop 33) the channels kernel
  * ran 7x7 planes in 0.75-0.84 of F(2,3)'s time with 64-512 channels
  * (ResNet-50's layer 4: 0.77 alone, weights flushed; 0.85 at two
  * threads), and 8x8 in 0.91-1.05; from 10x10 (25 tiles) F(2,3) won by
