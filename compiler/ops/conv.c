@@ -3567,11 +3567,12 @@ hx_status_t hc_conv_prepack(hc_graph* g, hc_node* n, const struct hc_target* tar
     /* Direct instead of the shape's Winograd: only where the direct kernel
      * is the channels kernel, whose packed panels record the choice. */
     if (wm && !chosen) {
-      p.no_wino = true;
-      if (conv_fast_kind(&p) != CF_CHANNELS) {
+      conv_plan direct = p;
+      direct.no_wino = true;
+      if (conv_fast_kind(&direct) == CF_CHANNELS)
+        p.no_wino = true;
+      else
         chosen = wm;
-        p.no_wino = false;
-      }
     }
     wm = chosen;
   }
