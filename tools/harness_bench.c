@@ -235,29 +235,61 @@ __attribute__((target("avx512f"))) static double fma_gflops_avx512(void) {
 }
 #endif
 
-/* GB/s one core reads from memory in order: one word per 64-byte line of
- * a 256 MiB buffer (far beyond any cache), four independent sums, best of
- * three passes. What a kernel streaming weights at batch 1 can get
- * (docs/performance.md); 0 when the buffer cannot be had. */
-static double mem_read_gbps(void) {
+/* GB/s that `threads` cores read from memory together, in order: each
+ * thread sums one word per 64-byte line of its share of a 256 MiB buffer
+ * (far beyond any cache), four independent sums; best of three passes,
+ * timed from the first thread's start to the last one's end. With one
+ * thread: what a kernel streaming weights at batch 1 can get; with all of
+ * them: what a run on every core can stream (each thread reads its half
+ * of a kernel's weights; on the stop-34 Xeon guest one core read 13.7-15
+ * GB/s and two together 25-26). 0 when the buffer or the threads cannot
+ * be had. */
+typedef struct mem_share {
+  const uint64_t* words;
+  size_t count;
+  uint64_t sum;
+} mem_share;
+
+static void* mem_read_share(void* arg) {
+  mem_share* m = arg;
+  uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  for (size_t i = 0; i + 24 < m->count; i += 32) {
+    s0 += m->words[i];
+    s1 += m->words[i + 8];
+    s2 += m->words[i + 16];
+    s3 += m->words[i + 24];
+  }
+  m->sum = s0 + s1 + s2 + s3;
+  return NULL;
+}
+
+static double mem_read_gbps(int threads) {
   size_t bytes = (size_t)256 << 20, words = bytes / 8;
+  if (threads < 1) threads = 1;
+  if (threads > 64) threads = 64;
   uint64_t* buf = malloc(bytes);
   if (!buf) return 0;
   for (size_t i = 0; i < words; ++i) buf[i] = i;
+  mem_share share[64];
+  size_t per = words / (size_t)threads / 32 * 32;
+  for (int t = 0; t < threads; ++t) share[t] = (mem_share){buf + (size_t)t * per, per, 0};
   double best = 0;
   volatile uint64_t sink = 0;
   for (int rep = 0; rep < 3; ++rep) {
-    uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    pthread_t tid[64];
+    int started = 0;
     uint64_t t0 = now_ns();
-    for (size_t i = 0; i < words; i += 32) {
-      s0 += buf[i];
-      s1 += buf[i + 8];
-      s2 += buf[i + 16];
-      s3 += buf[i + 24];
-    }
+    for (int t = 1; t < threads; ++t, ++started)
+      if (pthread_create(&tid[t], NULL, mem_read_share, &share[t]) != 0) break;
+    mem_read_share(&share[0]);
+    for (int t = 1; t <= started; ++t) pthread_join(tid[t], NULL);
     uint64_t dt = now_ns() - t0;
-    sink += s0 + s1 + s2 + s3;
-    double g = (double)bytes / (double)dt;
+    if (started != threads - 1) {
+      best = 0;
+      break;
+    }
+    for (int t = 0; t < threads; ++t) sink += share[t].sum;
+    double g = (double)(per * 8 * (size_t)threads) / (double)dt;
     if (g > best) best = g;
   }
   free(buf);
@@ -446,7 +478,7 @@ static int print_peak(bool json) {
   if (avx512) fma512 = fma_gflops_avx512();
 #endif
   double clock = ghz > 0 ? ghz : mhz / 1000.0;
-  double mem = mem_read_gbps();
+  double mem = mem_read_gbps(1), mem_all = cores > 1 ? mem_read_gbps(cores) : mem;
   double roundtrip = core_roundtrip_ns();
   double handoff_read_ns, handoff_rewrite_ns, handoff_local_ns;
   core_handoff_ns(&handoff_read_ns, &handoff_rewrite_ns, &handoff_local_ns);
@@ -456,9 +488,10 @@ static int print_peak(bool json) {
     printf("{\"isa\": \"%s\", \"cores\": %d, \"cpuinfo_mhz\": %.1f, \"measured_ghz\": %.3f, \"clock_ghz\": %.3f, "
            "\"peak_avx2_gflops_per_core\": %.2f, \"peak_avx512_gflops_per_core\": %.2f, "
            "\"fma_loop_avx2_gflops\": %.2f, \"fma_loop_avx512_gflops\": %.2f, \"mem_read_gbps_per_core\": %.2f, "
+           "\"mem_read_gbps_all_cores\": %.2f, "
            "\"core_roundtrip_ns\": %.1f, \"handoff_read_ns_per_line\": %.2f, \"handoff_rewrite_ns_per_line\": %.2f, "
            "\"local_rewrite_ns_per_line\": %.2f}\n",
-           isa, cores, mhz, ghz, clock, avx2 ? peak2 : 0, avx512 ? peak512 : 0, fma2, fma512, mem, roundtrip,
+           isa, cores, mhz, ghz, clock, avx2 ? peak2 : 0, avx512 ? peak512 : 0, fma2, fma512, mem, mem_all, roundtrip,
            handoff_read_ns, handoff_rewrite_ns, handoff_local_ns);
   } else {
     printf("ISA: %s, %d cores, /proc/cpuinfo %.0f MHz, measured clock %.2f GHz\n", isa, cores, mhz, ghz);
@@ -471,6 +504,7 @@ static int print_peak(bool json) {
              "FMA loop reaches %.1f per core\n",
              clock, peak512, peak512 * cores, cores, fma512);
     printf("Memory read  (one core, in order, 256 MiB): %.1f GB/s\n", mem);
+    if (cores > 1) printf("Memory read  (%d cores together, in order, 256 MiB): %.1f GB/s\n", cores, mem_all);
     if (roundtrip > 0) printf("Core to core (a cache line between CPUs 0 and 1): round trip %.0f ns\n", roundtrip);
     if (handoff_read_ns > 0)
       printf("Handoff (512 KiB, per line): CPU 1 reads what CPU 0 wrote %.2f ns; CPU 0 rewrites it %.2f ns "

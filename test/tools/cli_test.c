@@ -256,6 +256,7 @@ static void harness_bench_handoff(void** state) {
   /* --peak carries the same figures. */
   assert_int_equal(run("harness-bench", "--peak --json"), 0);
   assert_output_has("\"handoff_rewrite_ns_per_line\": ");
+  assert_output_has("\"mem_read_gbps_all_cores\": ");
 }
 
 static void harness_test_counts(void** state) {
