@@ -1,7 +1,7 @@
 /* kbench: latency and per-kernel profile of a Harness artifact.
  *
  *   kbench MODEL.so [--threads N] [--warmup W] [--iters N] [--profile] [--top K]
- *          [--flush weights|all]
+ *          [--flush weights|all] [--warm]
  *
  * Without --profile it times hx_session_run (libharness, the production
  * path) and prints the median, p10 and p90 latency in milliseconds. With
@@ -20,12 +20,20 @@
  * them; "all" the arena and the inputs and outputs too. A one-layer model
  * then runs as it does inside a large model on a host whose other tenants
  * share the L3, reproducibly (docs/performance.md, stop 27).
+ *
+ * --warm (with --profile) runs each kernel once more, untimed, right before
+ * its timed run: the kernel then finds its weights, input and output where
+ * its own last run left them, in its own core's caches. The difference to
+ * a plain profile is what the kernel pays in the model for data that other
+ * kernels moved out of its caches or that the other core wrote
+ * (docs/performance.md, stop 34).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <immintrin.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -161,7 +169,8 @@ static int cmp_kstat(const void* a, const void* b) {
   return x > y ? -1 : x < y;
 }
 
-static int profile(const char* path, const hx_model_t* model, int threads, int warmup, int iters, int top, int flush) {
+static int profile(const char* path, const hx_model_t* model, int threads, int warmup, int iters, int top, int flush,
+                   bool warm) {
   void* h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (!h) {
     fprintf(stderr, "dlopen: %s\n", dlerror());
@@ -203,17 +212,20 @@ static int profile(const char* path, const hx_model_t* model, int threads, int w
   double* times = calloc((size_t)nk * (size_t)iters, sizeof(double));
   double* totals = calloc((size_t)iters, sizeof(double));
   for (int it = -warmup; it < iters; ++it) {
-    double t0 = threads == 1 ? cpu_s() : now_s();
+    double t0 = threads == 1 ? cpu_s() : now_s(), timed = 0;
     for (uint32_t k = 0; k < nk; ++k) {
       /* One thread: CPU time of the kernel (robust when other processes
        * share the cores); several: wall time. */
       if (flush) flush_spans(spans, nspans);
+      if (warm) run_kernel(&var->kernels[k], bases);
       double a = threads == 1 ? cpu_s() : now_s();
       run_kernel(&var->kernels[k], bases);
       double b = threads == 1 ? cpu_s() : now_s();
       if (it >= 0) times[(size_t)k * (size_t)iters + (size_t)it] = b - a;
+      timed += b - a;
     }
-    if (it >= 0) totals[it] = (threads == 1 ? cpu_s() : now_s()) - t0;
+    /* With --warm the total is that of the timed runs only. */
+    if (it >= 0) totals[it] = warm ? timed : (threads == 1 ? cpu_s() : now_s()) - t0;
   }
   atomic_store(&g_pool.quit, 1);
   for (int t = 1; t < threads; ++t) pthread_join(tids[t], NULL);
@@ -297,6 +309,7 @@ static int latency(const hx_model_t* model, int threads, int warmup, int iters, 
 int main(int argc, char** argv) {
   const char* path = NULL;
   int threads = 1, warmup = 3, iters = 20, prof = 0, top = 25, flush = FLUSH_NONE;
+  bool warm = false;
   for (int i = 1; i < argc; ++i) {
     if (!strcmp(argv[i], "--threads") && i + 1 < argc)
       threads = atoi(argv[++i]);
@@ -308,6 +321,8 @@ int main(int argc, char** argv) {
       top = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--profile"))
       prof = 1;
+    else if (!strcmp(argv[i], "--warm"))
+      warm = true;
     else if (!strcmp(argv[i], "--flush") && i + 1 < argc && !strcmp(argv[i + 1], "weights"))
       flush = FLUSH_WEIGHTS, ++i;
     else if (!strcmp(argv[i], "--flush") && i + 1 < argc && !strcmp(argv[i + 1], "all"))
@@ -315,12 +330,12 @@ int main(int argc, char** argv) {
     else if (argv[i][0] != '-')
       path = argv[i];
     else {
-      fprintf(stderr, "usage: kbench MODEL.so [--threads N] [--warmup W] [--iters N] [--profile] [--top K] [--flush weights|all]\n");
+      fprintf(stderr, "usage: kbench MODEL.so [--threads N] [--warmup W] [--iters N] [--profile] [--top K] [--flush weights|all] [--warm]\n");
       return 2;
     }
   }
   if (!path || iters < 1 || threads < 1) {
-    fprintf(stderr, "usage: kbench MODEL.so [--threads N] [--warmup W] [--iters N] [--profile] [--top K] [--flush weights|all]\n");
+    fprintf(stderr, "usage: kbench MODEL.so [--threads N] [--warmup W] [--iters N] [--profile] [--top K] [--flush weights|all] [--warm]\n");
     return 2;
   }
   hx_model_t* model = NULL;
@@ -329,7 +344,7 @@ int main(int argc, char** argv) {
     fprintf(stderr, "load: %s\n", hx_status_message(st));
     return 1;
   }
-  int rc = prof ? profile(path, model, threads, warmup, iters, top, flush) : latency(model, threads, warmup, iters, flush);
+  int rc = prof ? profile(path, model, threads, warmup, iters, top, flush, warm) : latency(model, threads, warmup, iters, flush);
   hx_model_free(model);
   return rc;
 }

@@ -1166,11 +1166,40 @@ static hx_status_t emit_matmul_fast(hc_lower_ctx* lc, const hc_node* n, const mm
   e.bmat = bmat;
   e.y_off = hc_kb_imul(&kb, bi, hc_kb_i64(&kb, d->M * d->N));
 
-  LLVMValueRef n0 = hc_kb_imul(&kb, nb, hc_kb_i64(&kb, p.nc));
-  int64_t last_cols = d->N - (p.nnb - 1) * p.nc;
+  /* Column blocks: block nb holds column tiles floor(nb * N / (nnb * nr))
+   * up to the next block's first (the last block to the end, with the
+   * partial tile when nr does not divide N). The boundaries lie evenly in
+   * columns, so the first half of the blocks, which the first of two
+   * threads runs (tasks take the row blocks fastest), holds half of the
+   * columns, and products over the same columns split them at the same
+   * place whatever their block counts: the second thread reads the part
+   * of its input that it wrote itself. Blocks of nc columns with the
+   * remainder last gave ResNet-50's 28x28 1x1 convolutions (17 tiles of
+   * 48 pixels) 480 pixels on one thread and 304 on the other, and its
+   * 56x56 ones 1728 and 1408; the balanced blocks ran those kernels in
+   * 0.963 of the time at two threads (a control group 0.987) and 0.985 at
+   * one (control 0.997), MobileNetV2's 112x112 to 28x28 layers in 0.982
+   * (control 1.001; bench/compare/ab_profile.py, 12 rounds). */
+  int64_t nt = (d->N + p.nr - 1) / p.nr, rem_cols = d->N % p.nr;
   LLVMValueRef nlast = LLVMBuildICmp(kb.b, LLVMIntEQ, nb, hc_kb_i64(&kb, p.nnb - 1), "");
-  LLVMValueRef npanels = LLVMBuildSelect(kb.b, nlast, hc_kb_i64(&kb, last_cols / p.nr), hc_kb_i64(&kb, p.nc / p.nr), "");
-  int64_t rem_cols = last_cols % p.nr;
+  LLVMValueRef t0, t1;
+  if (d->N >= p.nnb * p.nr) {
+    LLVMValueRef span = hc_kb_i64(&kb, p.nnb * p.nr);
+    t0 = LLVMBuildUDiv(kb.b, hc_kb_imul(&kb, nb, hc_kb_i64(&kb, d->N)), span, "");
+    t1 = LLVMBuildUDiv(kb.b, hc_kb_imul(&kb, hc_kb_iadd(&kb, nb, hc_kb_i64(&kb, 1)), hc_kb_i64(&kb, d->N)), span, "");
+  } else {
+    /* Fewer full tiles than blocks: nt / nnb tiles each, one more in the
+     * last nt % nnb blocks. */
+    int64_t q = nt / p.nnb, r = nt % p.nnb;
+    LLVMValueRef big = LLVMBuildICmp(kb.b, LLVMIntSGE, nb, hc_kb_i64(&kb, p.nnb - r), "");
+    LLVMValueRef extra = LLVMBuildSelect(kb.b, big, LLVMBuildSub(kb.b, nb, hc_kb_i64(&kb, p.nnb - r), ""), hc_kb_i64(&kb, 0), "");
+    t0 = hc_kb_iadd(&kb, hc_kb_imul(&kb, nb, hc_kb_i64(&kb, q)), extra);
+    t1 = hc_kb_iadd(&kb, t0, LLVMBuildSelect(kb.b, big, hc_kb_i64(&kb, q + 1), hc_kb_i64(&kb, q), ""));
+  }
+  t1 = LLVMBuildSelect(kb.b, nlast, hc_kb_i64(&kb, nt), t1, "");
+  LLVMValueRef n0 = hc_kb_imul(&kb, t0, hc_kb_i64(&kb, p.nr));
+  LLVMValueRef npanels = LLVMBuildSub(kb.b, t1, t0, "");
+  if (rem_cols) npanels = LLVMBuildSelect(kb.b, nlast, LLVMBuildSub(kb.b, npanels, hc_kb_i64(&kb, 1), ""), npanels, "");
 
   /* Reduction slices. */
   hc_loop kl;
@@ -1194,7 +1223,7 @@ static hx_status_t emit_matmul_fast(hc_lower_ctx* lc, const hc_node* n, const mm
     unsigned lanes = (unsigned)(rem_cols - (int64_t)(nvr - 1) * p.vl);
     hc_if g;
     hc_if_begin(&kb, &g, nlast);
-    fast_panel(&e, nvr, lanes, mb, hc_kb_iadd(&kb, n0, hc_kb_i64(&kb, last_cols - rem_cols)), k0, kcur, first, last);
+    fast_panel(&e, nvr, lanes, mb, hc_kb_i64(&kb, d->N - rem_cols), k0, kcur, first, last);
     hc_if_end(&kb, &g);
   }
   if (p.nkb > 1) hc_loop_end(&kb, &kl);
