@@ -526,7 +526,8 @@ enum { B_DIRECT, B_PACKED, B_WORKSPACE };
 typedef struct fast_plan {
   unsigned vl;
   int mr, nv;
-  int64_t nr, kc, mc, nc; /* nr = nv*vl; mc, nc multiples of mr, nr */
+  int64_t nr, kc, mc, nc; /* nr = nv*vl; mc, nc multiples of mr, nr (nc: the nominal column block; the
+                           * kernel spaces nnb blocks evenly, emit_matmul_fast) */
   int64_t nmb, nnb, nkb;
   int b_mode;
   int64_t pw, panels;     /* panel width and panels per B matrix (packed modes) */
