@@ -1189,13 +1189,10 @@ static hx_status_t emit_matmul_fast(hc_lower_ctx* lc, const hc_node* n, const mm
     t0 = LLVMBuildUDiv(kb.b, hc_kb_imul(&kb, nb, hc_kb_i64(&kb, d->N)), span, "");
     t1 = LLVMBuildUDiv(kb.b, hc_kb_imul(&kb, hc_kb_iadd(&kb, nb, hc_kb_i64(&kb, 1)), hc_kb_i64(&kb, d->N)), span, "");
   } else {
-    /* Fewer full tiles than blocks: nt / nnb tiles each, one more in the
-     * last nt % nnb blocks. */
-    int64_t q = nt / p.nnb, r = nt % p.nnb;
-    LLVMValueRef big = LLVMBuildICmp(kb.b, LLVMIntSGE, nb, hc_kb_i64(&kb, p.nnb - r), "");
-    LLVMValueRef extra = LLVMBuildSelect(kb.b, big, LLVMBuildSub(kb.b, nb, hc_kb_i64(&kb, p.nnb - r), ""), hc_kb_i64(&kb, 0), "");
-    t0 = hc_kb_iadd(&kb, hc_kb_imul(&kb, nb, hc_kb_i64(&kb, q)), extra);
-    t1 = hc_kb_iadd(&kb, t0, LLVMBuildSelect(kb.b, big, hc_kb_i64(&kb, q + 1), hc_kb_i64(&kb, q), ""));
+    /* Fewer full tiles than blocks, so nnb = nt (nnb never exceeds nt): a
+     * tile per block, the last one partial. */
+    t0 = nb;
+    t1 = hc_kb_iadd(&kb, nb, hc_kb_i64(&kb, 1));
   }
   t1 = LLVMBuildSelect(kb.b, nlast, hc_kb_i64(&kb, nt), t1, "");
   LLVMValueRef n0 = hc_kb_imul(&kb, t0, hc_kb_i64(&kb, p.nr));

@@ -152,6 +152,17 @@ def matmul_epilogue_cases(root):
                 helper.make_node("Relu", ["a"], ["y"])],
                [("x", a)], [("y", np.maximum(c + rb, 0).astype(np.float32))], [("Bm", bm), ("rb", rb)])
 
+    # Column blocks (emit_matmul_fast): 200 columns in four blocks, fewer
+    # full column tiles than blocks on AVX-512 (a tile each, the last one
+    # partial), and 300 columns in evenly spaced blocks with a partial tile
+    # at the end.
+    for M, K, N in ((96, 96, 200), (64, 256, 300)):
+        a = randf(M, K)
+        bm = (randf(K, N) / math.sqrt(K)).astype(np.float32)
+        c = a.astype(np.float64) @ bm.astype(np.float64)
+        write_case(root, f"fuse_mm_blocks_{N}", [helper.make_node("MatMul", ["x", "Bm"], ["c"]), helper.make_node("Relu", ["c"], ["y"])],
+                   [("x", a)], [("y", np.maximum(c, 0).astype(np.float32))], [("Bm", bm)])
+
     # Erf in a MatMul epilogue takes the rational erf (compiler/codegen/
     # fast_math.c, hc_ew_erf_fast): products over [-12, 12] cover its
     # small-argument, middle and clamped (|x| > 4) ranges, alone and as GELU.
