@@ -737,6 +737,15 @@ static void deinterleave(hc_kb* kb, LLVMValueRef* piece, int np, int m, int a, u
   }
 }
 
+/* Lanes of the input transform: a chunk holds the tiles of one tile row,
+ * so a row of at most 8 tiles (planes up to 32 wide for F(4,3), 16 for
+ * F(2,3)) fills at most half of a 16-lane vector, and takes 8 lanes
+ * instead, whose patch rows split into tiles by the short shuffles of
+ * deinterleave. */
+static unsigned input_lanes(const wino_emit* e) {
+  return e->vl == 16 && e->g.tw <= 8 ? 8 : e->vl;
+}
+
 /* "wino_in": V[xi][c][t] = B^T d B, one task per channel of the block.
  * Vector lanes are consecutive tiles of one tile row (a chunk of at most
  * VL): patch row r of the chunk is one run of input columns, read as a few
@@ -752,7 +761,7 @@ static hx_status_t emit_input(wino_emit* e) {
   const wino_mat* t = &e->t;
   const wino_geo* g = &e->g;
   int a = t->a, step = t->step;
-  unsigned vl = e->vl;
+  unsigned vl = input_lanes(e);
   /* Input columns of a chunk's patch rows, in whole vectors. */
   int npiece = (int)((step * (int64_t)(vl - 1) + a + vl - 1) / vl);
   hc_kb kb;
