@@ -2095,6 +2095,31 @@ static void tile_shape(int64_t OH, int64_t OW, int mr, int* tr, int* tw) {
   *tr = 1;
 }
 
+/* The busier thread's share of the work when two threads split the
+ * channels kernel's tasks in halves (the runtime gives the first thread the
+ * first half): 1 is an even split, 1.5 one thread with three times the
+ * other's work. Tasks are `images` repeats of channel blocks (cbt panels of
+ * nv vectors, the last block ragged) times row blocks (rbt of nrg tile
+ * rows), the row blocks fastest unless rows_outer (emit_conv_channels); a
+ * task's work is its vectors of output channels times its tile rows. */
+static double two_thread_share(int64_t images, int64_t Mg, unsigned vl, int nv, int64_t nrg, int64_t ct, int64_t cbt,
+                               int64_t rbt, bool rows_outer) {
+  int64_t ncb = (ct + cbt - 1) / cbt, nrb = (nrg + rbt - 1) / rbt, per_image = ncb * nrb;
+  int64_t tasks = images * per_image, first = tasks / 2;
+  int64_t last_vec = (Mg - (ncb - 1) * cbt * nv * (int64_t)vl + vl - 1) / vl;
+  double w0 = 0, total = 0;
+  for (int64_t t = 0; t < tasks; ++t) {
+    int64_t i = t % per_image, inner = rows_outer ? ncb : nrb;
+    int64_t cb = rows_outer ? i % inner : i / inner, rb = rows_outer ? i / inner : i % inner;
+    double w = (double)(cb < ncb - 1 ? cbt * nv : last_vec) * (double)(rb < nrb - 1 ? rbt : nrg - rb * rbt);
+    total += w;
+    if (t < first) w0 += w;
+  }
+  if (tasks < 2 || total <= 0) return 1.0;
+  double busier = w0 > total - w0 ? w0 : total - w0;
+  return busier / (total / 2);
+}
+
 /* T: the output (phase) extents the kernel computes (p->out for a Conv). */
 static void plan_channels(const hc_lower_ctx* lc, const conv_plan* p, const int64_t* T, unsigned vl, cf_ch_plan* q) {
   int regs = hc_ukr_registers(lc);
@@ -2259,6 +2284,33 @@ static void plan_channels(const hc_lower_ctx* lc, const conv_plan* p, const int6
   if (tasks < want && tasks % 2 == 1 && rbt == q->nrg && q->nrg >= 2) {
     int64_t half = ((rbt + 1) / 2 + unit - 1) / unit * unit;
     rbt = half < rbt ? half : (q->nrg + 1) / 2;
+  }
+  /* Even halves at two threads. Channel blocks of whole panels leave a
+   * ragged last block (3 panels of 48 in two blocks: 96 + 32 channels), and
+   * with the row blocks fastest the first thread took every task of the
+   * large block: ResNet-50's stride-2 3x3 on 28x28 gave it three times the
+   * other's work, and the other waited a fifth of the kernel after
+   * stealing what it could (`trace_idle.py`: the first thread last in
+   * every run). Smaller channel blocks, or the channel blocks fastest (each
+   * thread then takes whole row blocks: half the rows of every channel),
+   * where they split the work more evenly. */
+  double share = two_thread_share(p->N * p->G, p->Mg, vl, q->nv, q->nrg, ct, cbt, rbt, q->rows_outer);
+  if (share > 1.03) {
+    int64_t best_cbt = cbt;
+    bool best_ro = q->rows_outer;
+    for (int pass = 0; pass < 2; ++pass) {
+      bool ro = pass == 0 ? q->rows_outer : !q->rows_outer;
+      for (int64_t c = cbt; c >= 1; --c) {
+        double s = two_thread_share(p->N * p->G, p->Mg, vl, q->nv, q->nrg, ct, c, rbt, ro);
+        if (s < share - 0.03) {
+          share = s;
+          best_cbt = c;
+          best_ro = ro;
+        }
+      }
+    }
+    cbt = best_cbt;
+    q->rows_outer = best_ro;
   }
   q->cbw = cbt * q->nr;
   q->ncb = (ct + cbt - 1) / cbt;

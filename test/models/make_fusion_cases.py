@@ -591,7 +591,12 @@ def channels_tile_cases(root):
               "pw7_odd": (320, (7, 7), 160, 1, 0, 1),
               # A 0.8 MB output: the stores prefetch the next line of each
               # channel and of the residual (a separate input here).
-              "pw14_big": (256, (14, 14), 1024, 1, 0, 1)}
+              "pw14_big": (256, (14, 14), 1024, 1, 0, 1),
+              # ResNet-50's stride-2 3x3 on 56x56: on AVX-512 three panels
+              # of 48 channels in blocks of two and one, whose tasks take
+              # the channel blocks fastest so that two threads split the
+              # work evenly (conv.c two_thread_share).
+              "s2_56_balanced": (128, (56, 56), 128, 3, 1, 2)}
     for sname, (C, sp, M, k, p, st) in shapes.items():
         nd = len(sp)
         x = randf(1, C, *sp)
