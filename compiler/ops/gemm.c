@@ -652,6 +652,14 @@ static void plan_fast(const hc_lower_ctx* lc, const mm_desc* d, fast_plan* p) {
   /* At least 8 tasks where the product is big enough to share. */
   double work = 2.0 * (double)d->M * (double)d->N * (double)d->K * (double)d->batch;
   int want_tasks = work > 4e6 ? 8 : work > 1e6 ? 4 : streams_b ? 2 : 1;
+  /* B streamed from beyond L2 (a classifier's 1280 x 1000 weights: 5 MB)
+   * runs at whatever rate each part of it comes in: some lines from L3,
+   * others from memory, which part differs from run to run. With four
+   * tasks two threads took two each and one waited for the other for 40%
+   * of the kernel (MobileNetV2's classifier: 66-70 against 121-127 us,
+   * `trace_idle.py`); with eight the one that finishes first takes the
+   * other's last tasks. */
+  if (streams_b && b_bytes >= ((int64_t)1 << 20) && want_tasks < 8) want_tasks = 8;
   while (d->batch * ((mt + mct - 1) / mct) * ((nt + nct - 1) / nct) < want_tasks && (mct > 1 || nct > 1)) {
     if (mct * mr >= nct * p->nr && mct > 1)
       mct = (mct + 1) / 2;
