@@ -163,6 +163,17 @@ def matmul_epilogue_cases(root):
         write_case(root, f"fuse_mm_blocks_{N}", [helper.make_node("MatMul", ["x", "Bm"], ["c"]), helper.make_node("Relu", ["c"], ["y"])],
                    [("x", a)], [("y", np.maximum(c, 0).astype(np.float32))], [("Bm", bm)])
 
+    # A classifier (MobileNetV2's: 1280 -> 1000, Gemm with transB and a
+    # bias): one row against 5 MB of weights, which two threads stream in
+    # eight column blocks (gemm.c plan_fast, streams_b), the last one with
+    # the partial tile.
+    a = randf(1, 1280)
+    bm = (randf(1000, 1280) / math.sqrt(1280)).astype(np.float32)
+    bias = randf(1000)
+    c = a.astype(np.float64) @ bm.T.astype(np.float64) + bias
+    write_case(root, "fuse_gemm_classifier", [helper.make_node("Gemm", ["x", "Bm", "bias"], ["y"], transB=1)],
+               [("x", a)], [("y", c.astype(np.float32))], [("Bm", bm), ("bias", bias)])
+
     # Erf in a MatMul epilogue takes the rational erf (compiler/codegen/
     # fast_math.c, hc_ew_erf_fast): products over [-12, 12] cover its
     # small-argument, middle and clamped (|x| > 4) ranges, alone and as GELU.
