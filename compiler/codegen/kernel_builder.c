@@ -543,11 +543,15 @@ LLVMValueRef hc_kb_intrinsic(hc_kb* kb, const char* name, LLVMTypeRef type, LLVM
   return LLVMBuildCall2(kb->b, fty, decl, args, nargs, "");
 }
 
-void hc_kb_prefetch(hc_kb* kb, LLVMValueRef ptr, int locality) {
-  LLVMValueRef args[4] = {ptr, LLVMConstInt(kb->t_i32, 0, 0), LLVMConstInt(kb->t_i32, (unsigned)locality, 0),
+static void prefetch(hc_kb* kb, LLVMValueRef ptr, unsigned write, int locality) {
+  LLVMValueRef args[4] = {ptr, LLVMConstInt(kb->t_i32, write, 0), LLVMConstInt(kb->t_i32, (unsigned)locality, 0),
                           LLVMConstInt(kb->t_i32, 1, 0)};
   hc_kb_intrinsic(kb, "llvm.prefetch", kb->t_ptr, args, 4);
 }
+
+void hc_kb_prefetch(hc_kb* kb, LLVMValueRef ptr, int locality) { prefetch(kb, ptr, 0, locality); }
+
+void hc_kb_prefetch_write(hc_kb* kb, LLVMValueRef ptr, int locality) { prefetch(kb, ptr, 1, locality); }
 
 LLVMValueRef hc_kb_libm(hc_kb* kb, const char* name, LLVMTypeRef type, LLVMValueRef* args, unsigned nargs) {
   LLVMTypeRef params[4] = {type, type, type, type};
