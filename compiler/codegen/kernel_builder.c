@@ -551,7 +551,13 @@ static void prefetch(hc_kb* kb, LLVMValueRef ptr, unsigned write, int locality) 
 
 void hc_kb_prefetch(hc_kb* kb, LLVMValueRef ptr, int locality) { prefetch(kb, ptr, 0, locality); }
 
-void hc_kb_prefetch_write(hc_kb* kb, LLVMValueRef ptr, int locality) { prefetch(kb, ptr, 1, locality); }
+void hc_kb_prefetch_write_span(hc_kb* kb, hx_dtype_t dt, LLVMValueRef ptr, LLVMValueRef index, int64_t count,
+                               int locality) {
+  size_t es = hx_dtype_size(dt);
+  int64_t step = es > 0 && es < 64 ? 64 / (int64_t)es : 1;
+  for (int64_t o = 0; o < count; o += step)
+    prefetch(kb, hc_kb_gep(kb, dt, ptr, hc_kb_iadd(kb, index, hc_kb_i64(kb, o))), 1, locality);
+}
 
 LLVMValueRef hc_kb_libm(hc_kb* kb, const char* name, LLVMTypeRef type, LLVMValueRef* args, unsigned nargs) {
   LLVMTypeRef params[4] = {type, type, type, type};

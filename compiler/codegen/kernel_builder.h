@@ -195,9 +195,12 @@ LLVMValueRef hc_kb_intrinsic(hc_kb* kb, const char* name, LLVMTypeRef type, LLVM
 /* llvm.prefetch of the data line at ptr, for reading, with locality
  * 0..3 (3 = keep in L1, 2 = L2). */
 void hc_kb_prefetch(hc_kb* kb, LLVMValueRef ptr, int locality);
-/* The same for writing (prefetchw on x86: the line arrives owned, so the
- * stores that follow need no request for ownership of their own). */
-void hc_kb_prefetch_write(hc_kb* kb, LLVMValueRef ptr, int locality);
+/* Prefetches for writing (prefetchw on x86: the line arrives owned, so the
+ * stores that follow need no request for ownership of their own) every
+ * 64-byte line of `count` elements of type dt from ptr[index]: a row an
+ * output kernel stores next. */
+void hc_kb_prefetch_write_span(hc_kb* kb, hx_dtype_t dt, LLVMValueRef ptr, LLVMValueRef index, int64_t count,
+                               int locality);
 /* Calls a C math function (e.g. "erff") declared on demand: all params and
  * the result have type `type`. */
 LLVMValueRef hc_kb_libm(hc_kb* kb, const char* name, LLVMTypeRef type, LLVMValueRef* args, unsigned nargs);

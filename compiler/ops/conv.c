@@ -743,8 +743,7 @@ static void repack_rows(hc_kb* kb, const conv_plan* p, const flat_plan* f, LLVMV
    * another kernel's, and each row's stores otherwise wait for their lines
    * (ResNet-50's stride-2 copies in 0.93 of the time at one thread, 0.89
    * at two; kbench, 8 rounds, against 1.02-1.04 for its 1x1s). */
-  for (int64_t o = 0; o < VL; o += 16)
-    hc_kb_prefetch_write(kb, hc_kb_gep(kb, HX_DTYPE_FLOAT32, WS, hc_kb_iadd(kb, dst, hc_kb_i64(kb, VL + o))), 2);
+  hc_kb_prefetch_write_span(kb, HX_DTYPE_FLOAT32, WS, hc_kb_iadd(kb, dst, hc_kb_i64(kb, VL)), VL, 2);
   /* Rows of more than REPACK_MAX_CHUNKS vectors: the chunks whose columns
    * all lie inside x's row (and all of a zero row's whole chunks) in a
    * run-time loop of plain loads, the others unrolled with their masks.

@@ -796,8 +796,8 @@ static hx_status_t emit_input(wino_emit* e) {
   hc_if_begin(&kb, &next, LLVMBuildICmp(b, LLVMIntULT, hc_kb_iadd(&kb, c, hc_kb_i64(&kb, 1)), hc_kb_i64(&kb, s->C), ""));
   LLVMValueRef nrow = hc_kb_iadd(&kb, vrow, hc_kb_i64(&kb, g->Tb));
   for (int xi = 0; xi < a * a; ++xi)
-    for (int64_t o = 0; o < e->tn; o += 16)
-      hc_kb_prefetch_write(&kb, hc_kb_gep(&kb, HX_DTYPE_FLOAT32, V, hc_kb_iadd(&kb, nrow, hc_kb_i64(&kb, (int64_t)xi * g->vxs + o))), 2);
+    hc_kb_prefetch_write_span(&kb, HX_DTYPE_FLOAT32, V, hc_kb_iadd(&kb, nrow, hc_kb_i64(&kb, (int64_t)xi * g->vxs)), e->tn,
+                              2);
   hc_if_end(&kb, &next);
   hc_loop chunk;
   LLVMValueRef end = hc_kb_iadd(&kb, bt0, hc_kb_i64(&kb, e->tn));
@@ -1415,8 +1415,7 @@ static hx_status_t emit_output(wino_emit* e) {
   for (int i = 0; i < m; ++i) {
     LLVMValueRef y = hc_kb_imin(&kb, hc_kb_iadd(&kb, oy, hc_kb_i64(&kb, m + i)), hc_kb_i64(&kb, s->OH - 1));
     LLVMValueRef row = hc_kb_iadd(&kb, plane0, hc_kb_imul(&kb, y, hc_kb_i64(&kb, s->OW)));
-    for (int64_t c0 = 0; c0 < s->OW; c0 += 64 / (int64_t)hx_dtype_size(s->dt))
-      hc_kb_prefetch_write(&kb, hc_kb_gep(&kb, s->dt, Y, hc_kb_iadd(&kb, row, hc_kb_i64(&kb, c0))), 2);
+    hc_kb_prefetch_write_span(&kb, s->dt, Y, row, s->OW, 2);
   }
   hc_if_end(&kb, &first);
   for (int i = 0; i < m; ++i) {

@@ -480,8 +480,7 @@ static hx_status_t lower_max_pool_separable(hc_lower_ctx* lc, hc_node* n, const 
    * wait for their lines (ResNet-50's 3x3 max pool: 0.88 of the time at
    * two threads, 0.96 at one; kbench, 8 rounds, against controls of
    * 0.99-1.03). */
-  for (int64_t o = 0; o < OL; o += 64 / (int64_t)hx_dtype_size(p.dt))
-      hc_kb_prefetch_write(&kb, hc_kb_gep(&kb, p.dt, Y, hc_kb_iadd(&kb, ybase, hc_kb_i64(&kb, OL + o))), 2);
+  hc_kb_prefetch_write_span(&kb, p.dt, Y, hc_kb_iadd(&kb, ybase, hc_kb_i64(&kb, OL)), OL, 2);
   if (vcols) {
     int64_t st = p.s[L];
     LLVMTypeRef vt = LLVMVectorType(ct, SEP_VL), wt = LLVMVectorType(ct, (unsigned)(SEP_VL * st));
