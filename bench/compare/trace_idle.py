@@ -10,7 +10,7 @@ each thread spent in it):
 
 Per artifact: the median over rounds of the traced run's wall time and of
 its idle thread time (also as a share of threads x wall), and the kernels
-with the most idle time. For each of those kernels, `first` counts the
+with the most idle time. For each of those kernels, `t0 last` counts the
 rounds in which thread 0 finished it last: a kernel whose slow thread is
 the same in every round has a structural imbalance (unequal tasks, data
 one thread has to fetch from the other's cache); one whose slow thread
@@ -94,10 +94,10 @@ def main():
         total = collections.defaultdict(float)
         last0 = collections.Counter()
         for _, _, per in runs:
-            for key, (i, first_last) in per.items():
+            for key, (i, t0_last) in per.items():
                 total[key] += i
-                last0[key] += first_last
-        print(f"  {'kernel':<56} {'idle ms/run':>11} {'first':>7}")
+                last0[key] += t0_last
+        print(f"  {'kernel':<56} {'idle ms/run':>11} {'t0 last':>7}")
         for key in sorted(total, key=lambda k: -total[k])[:a.top]:
             name = key[0] if key[1] == 0 else f"{key[0]} #{key[1] + 1}"
             print(f"  {name[-56:]:<56} {total[key] / len(runs) / 1000:11.3f} {last0[key]:>3}/{len(runs)}")
