@@ -1367,6 +1367,21 @@ static void conv_gemv_desc(const hc_node* n, const conv_plan* p, hc_mm_desc* d) 
   d->b_scales = p->wscales;
 }
 
+/* Whether the 1x1 product reads x's planes in place as its B (else it packs
+ * them into panels in its workspace first, gemm.c B_WORKSPACE). Planes of
+ * whole KiB put every input channel's row in the same few L1 sets, and
+ * packing them pays off where many output channels (rows of W) reuse each
+ * packed element; with fewer, the copy, a whole extra pass over x, costs
+ * more than the conflicts. One-layer 1x1 convolutions with ReLU, 1 thread,
+ * read in place / packed (`ab_rounds.py`, 8 rounds, AVX-512, 2 MiB L2):
+ *  - up to 96 output channels: 0.59-0.97 (64x64, 96x128, 80x80, 112x112
+ *    and batch-3 48x64 planes; 96 from 16 channels on 96x128: 1.03);
+ *  - 128 to 512: 1.10-1.26 on 32x32, 64x64, 96x128 and 112x112 planes
+ *    (ties on 32x32 with K 512 and 64x64 with 192 from 64; 0.94 on 80x80).
+ * Models: MnasNet at batch 3 (192x256) 0.92 of the time, PP-OCRv4 det
+ * 0.95, a U-Net on 96x128 0.91. Planes of other sizes are read in place. */
+static bool gemm_reads_x_in_place(const conv_plan* p) { return (p->in_plane * 4) % 1024 != 0 || p->M < 128; }
+
 /* The product W[M][C] x X[C][pixels] of each image, for a 1x1 convolution
  * without stride, padding or groups (or conv_gemv_desc's for one output
  * position per image). */
@@ -1390,7 +1405,7 @@ static void conv_gemm_desc(const hc_node* n, const conv_plan* p, hc_mm_desc* d) 
   d->b_bs[0] = p->C * p->in_plane;
   d->batch = p->N;
   d->c_sm = 1;
-  d->direct_b = (p->in_plane * 4) % 1024 != 0;
+  d->direct_b = gemm_reads_x_in_place(p);
   d->a_st = p->wt;
   d->a_scales = p->wscales;
 }

@@ -309,6 +309,11 @@ def main():
     conv_case(root, "conv_1x1_gemm_rows8", (2, 12, 9, 23), (40, 12, 1, 1))  # 8-row tiles, ragged columns
     # B over 1 MiB read in place: the next column panel is prefetched (ragged last panel)
     conv_case(root, "conv_1x1_gemm_prefetch", (1, 64, 64, 65), (16, 64, 1, 1))
+    # Planes of whole KiB (conv.c gemm_reads_x_in_place): read in place
+    # below 128 output channels, packed into panels from 128 (both at
+    # batch 3, and a ragged 136 rows).
+    conv_case(root, "conv_1x1_kib_planes_in_place", (3, 48, 16, 32), (72, 48, 1, 1))
+    conv_case(root, "conv_1x1_kib_planes_packed", (3, 40, 16, 32), (136, 40, 1, 1))
     conv_case(root, "conv_1x1_strided", (1, 5, 9, 10), (7, 5, 1, 1), strides=[2, 2], bias=False)
     conv_case(root, "conv_depthwise_same_upper_s2", (1, 8, 15, 16), (8, 1, 3, 3), group=8, strides=[2, 2],
               auto_pad="SAME_UPPER")
