@@ -280,6 +280,13 @@ def main():
     rnn_case(root, "hc_lstm_const_weights_wide", "LSTM", 6, 3, 40, 33, direction="bidirectional",
              const_weights=True, seq=[6, 3, 5], init_h=True, init_c=True, scale=0.2)
     # More batch entries than one recurrence task's block (8): blocks of 8 and 3.
+    # 70 rows of X: the tiled projection's column chunks of 64 and a ragged
+    # 6 (AVX-512; 32 + 32 + 6 on AVX2), without bias, and GRU's Rbh kept for
+    # the recurrence in layout 1.
+    rnn_case(root, "hc_lstm_long_seq_no_bias", "LSTM", 70, 1, 24, 20, direction="bidirectional", bias=False,
+             init_h=True)
+    rnn_case(root, "hc_gru_long_seq_layout1_lbr", "GRU", 35, 2, 16, 12, layout=1, linear_before_reset=1,
+             direction="bidirectional", seq=[35, 20])
     rnn_case(root, "hc_lstm_batch11_bidir_lens", "LSTM", 3, 11, 4, 6, direction="bidirectional",
              seq=[3, 2, 1, 0, 3, 2, 1, 0, 3, 2, 1], init_h=True, init_c=True)
     rnn_case(root, "hc_lstm_batch1_bidir_lens", "LSTM", 6, 1, 4, 5, direction="bidirectional", seq=[4], init_h=True,
