@@ -835,13 +835,27 @@ static void emit_step(rnn_emit* e, int d, LLVMValueRef t) {
     hc_loop_end(kb, &lj);
     entry_end(e, &en);
     if (!p->lbr) emit_matvec(e, d, t, 2 * H + GH, 2 * H, 3 * H, true, false);
+    if (p->lbr && rnn_tiled_projection(p)) {
+      /* The hidden gate's projection into the r (.) h slice (unused with
+       * linear_before_reset): the tiled projection's rows are a stride
+       * apart, and read in place they kept the loop below scalar. */
+      entry_begin(e, d, t, true, &en);
+      LLVMValueRef tmp = at(e, en.slot, 2 * H + GH);
+      j = hc_loop_begin(kb, &lj, ci(e, 0), ci(e, H), "j");
+      st_w(e, tmp, j, ld_w(e, e->proj, proj_at(e, d, &en, iadd(e, j, ci(e, 2 * H)))));
+      hc_loop_end(kb, &lj);
+      entry_end(e, &en);
+    }
     entry_begin(e, d, t, true, &en);
     h = en.slot, g = at(e, en.slot, 2 * H);
     j = hc_loop_begin(kb, &lj, ci(e, 0), ci(e, H), "j");
     LLVMValueRef jh = iadd(e, j, ci(e, 2 * H));
     LLVMValueRef pre = ld_w(e, g, jh);
-    if (p->lbr)
-      pre = fadd(e, ld_w(e, e->proj, proj_at(e, d, &en, jh)), fmul(e, ld_w(e, g, iadd(e, j, ci(e, H))), pre));
+    if (p->lbr) {
+      LLVMValueRef xh = rnn_tiled_projection(p) ? ld_w(e, at(e, en.slot, 2 * H + GH), j)
+                                                : ld_w(e, e->proj, proj_at(e, d, &en, jh));
+      pre = fadd(e, xh, fmul(e, ld_w(e, g, iadd(e, j, ci(e, H))), pre));
+    }
     LLVMValueRef hh = emit_gate(e, &act[1], pre);
     LLVMValueRef z = ld_w(e, g, j);
     st_w(e, h, j, fadd(e, fmul(e, fsub(e, cf(e, 1.0), z), hh), fmul(e, z, ld_w(e, h, j))));
