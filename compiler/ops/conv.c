@@ -1376,8 +1376,9 @@ static void conv_gemv_desc(const hc_node* n, const conv_plan* p, hc_mm_desc* d) 
  * read in place / packed (`ab_rounds.py`, 8 rounds, AVX-512, 2 MiB L2):
  *  - up to 96 output channels: 0.59-0.97 (64x64, 96x128, 80x80, 112x112
  *    and batch-3 48x64 planes; 96 from 16 channels on 96x128: 1.03);
- *  - 128 to 512: 1.10-1.26 on 32x32, 64x64, 96x128 and 112x112 planes
- *    (ties on 32x32 with K 512 and 64x64 with 192 from 64; 0.94 on 80x80).
+ *  - 128 to 512: 1.10-1.26 on 32x32, 64x64, 96x128 and 112x112 planes;
+ *    ties (0.99-1.03) on 32x32 from 128 and 512 channels, 96x128 from 64 to
+ *    192 and 16x32 from 128 to 512, and 0.94 on 80x80 from 64 to 256.
  * Models: MnasNet at batch 3 (192x256) 0.92 of the time, PP-OCRv4 det
  * 0.95, a U-Net on 96x128 0.91. Planes of other sizes are read in place. */
 static bool gemm_reads_x_in_place(const conv_plan* p) { return (p->in_plane * 4) % 1024 != 0 || p->M < 128; }
