@@ -7,7 +7,11 @@
  *  - "xw", the input projection for every direction and time step before
  *    the recurrence: XW[d][t][b][r] = X[t][b] . W[d][r] + Wb[d][r] + Rb[d][r]
  *    (GRU with linear_before_reset keeps Rbh for the recurrence, where the
- *    reset gate scales it). A task is one (direction, time step).
+ *    reset gate scales it). In float32 with at least 8 rows of X it is a
+ *    register-tiled product (rnn_tiled_projection: kernel "xt" transposes
+ *    X into the workspace, "xw" broadcasts W's rows against XT's, tasks of
+ *    a direction and 8 row tiles) stored by gate row, XW[d][r][q]; else dot
+ *    products, a task per (direction, time step).
  *  - "rec", the recurrence. A task is one direction and a block of up to
  *    RNN_BATCH_BLOCK batch entries: it walks the time steps in order
  *    (backwards for the reverse direction); each step adds H[t-1] . R[d][r]
