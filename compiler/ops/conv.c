@@ -1379,8 +1379,11 @@ static void conv_gemv_desc(const hc_node* n, const conv_plan* p, hc_mm_desc* d) 
  *  - 128 to 512: 1.10-1.26 on 32x32, 64x64, 96x128 and 112x112 planes;
  *    ties (0.99-1.03) on 32x32 from 128 and 512 channels, 96x128 from 64 to
  *    192 and 16x32 from 128 to 512, and 0.94 on 80x80 from 64 to 256.
- * Models: MnasNet at batch 3 (192x256) 0.92 of the time, PP-OCRv4 det
- * 0.95, a U-Net on 96x128 0.91. Planes of other sizes are read in place. */
+ * Models, 1 thread: MnasNet at batch 3 (192x256) 0.94 of the time,
+ * PP-OCRv4 det 0.97, RAFT-small 0.98; reading in place at every channel
+ * count made a U-Net's 1x1 to 4x its channels on 48x64 15% slower.
+ * Planes of other sizes are read in place (1x1s on 24x24-28x28 planes:
+ * 0.80-0.99 of the time packed). */
 static bool gemm_reads_x_in_place(const conv_plan* p) { return (p->in_plane * 4) % 1024 != 0 || p->M < 128; }
 
 /* The product W[M][C] x X[C][pixels] of each image, for a 1x1 convolution
