@@ -1381,7 +1381,7 @@ static void conv_gemv_desc(const hc_node* n, const conv_plan* p, hc_mm_desc* d) 
  *    192 and 16x32 from 128 to 512, and 0.94 on 80x80 from 64 to 256.
  * Models, 1 thread: MnasNet at batch 3 (192x256) 0.94 of the time,
  * PP-OCRv4 det 0.97, RAFT-small 0.98; reading in place at every channel
- * count made a U-Net's 1x1 to 4x its channels on 48x64 15% slower.
+ * count made a U-Net's up-convolution (a 1x1 to 4x its channels) 15% slower.
  * Planes of other sizes are read in place (1x1s on 24x24-28x28 planes:
  * 0.80-0.99 of the time packed). */
 static bool gemm_reads_x_in_place(const conv_plan* p) { return (p->in_plane * 4) % 1024 != 0 || p->M < 128; }
