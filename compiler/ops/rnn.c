@@ -606,23 +606,12 @@ static void emit_xw_tile(rnn_emit* e, LLVMValueRef d, int rows, LLVMValueRef r, 
   /* GRU with linear_before_reset: Rbh is scaled by r in the recurrence. */
   int64_t rb_rows = p->lbr ? 2 * p->H : GH;
   LLVMValueRef wrow = iadd(e, imulc(e, d, GH), r);
-  hc_ukr u;
-  memset(&u, 0, sizeof u);
-  u.dt = HX_DTYPE_FLOAT32;
-  u.mr = rows;
-  u.nv = nv;
-  u.vl = vl;
-  u.last_lanes = lanes;
-  u.a = e->pw;
-  u.b = xt;
-  u.a_base = imulc(e, wrow, p->I);
-  u.a_outer = 1;
+  /* A: W's rows, a step along I; B: XT's rows, Q apart. */
+  hc_ukr u = {.dt = HX_DTYPE_FLOAT32, .mr = rows, .nv = nv, .vl = vl, .last_lanes = lanes, .a = e->pw, .b = xt,
+              .a_base = imulc(e, wrow, p->I), .a_outer = 1, .b_base = c, .b_outer = Q, .outer = ci(e, p->I),
+              .nterms = 1};
   for (int i = 0; i < rows; ++i) u.a_row[i] = (int64_t)i * p->I;
-  u.b_base = c;
-  u.b_outer = Q;
   for (int v = 0; v < nv; ++v) u.b_vec[v] = (int64_t)v * vl;
-  u.outer = ci(e, p->I);
-  u.nterms = 1;
   LLVMValueRef acc[HC_UKR_MAX_MR * HC_UKR_MAX_NV] = {0};
   for (int i = 0; i < rows && p->b; ++i) {
     LLVMValueRef ri = iadd(e, r, ci(e, i));
