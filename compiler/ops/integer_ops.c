@@ -46,15 +46,21 @@
  *    float32 fma (requant_round), plus the output zero point, saturated.
  *
  * A product task is one block of up to IG_MB rows x ig_pb() columns of one
- * outer problem. Matrix products with at most MMI_AXPY_M rows skip the
- * packing, which would cost as much as the product (see mmi_emit_axpy).
- * Scales, zero points and bias are read at run time.
+ * outer problem. It walks K in slices (ig_k_slices) and, per slice, each
+ * group of NR vectors of columns under every row tile, so that X's slice
+ * for the group is loaded from L2 once and read from L1 by the other row
+ * tiles (with all of K per tile, every row tile streamed the task's X from
+ * L2: an int8 ResNet-18's 3x3 products ran 6-12% slower). Matrix
+ * products with at most MMI_AXPY_M rows skip the packing, which would cost
+ * as much as the product (see mmi_emit_axpy). Scales, zero points and bias
+ * are read at run time.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "compiler/backend/target.h"
+#include "compiler/ops/gemm_microkernel.h"
 #include "compiler/ops/prepack.h"
 #include "compiler/ops/sliding_window.h"
 #include "harness/artifact_abi.h"
@@ -401,17 +407,52 @@ static void ig_requantize(ig_emit* e, LLVMValueRef mend, LLVMValueRef pend) {
   hc_loop_end(kb, &ml);
 }
 
+/* One slice of K (quads on the VNNI path, pairs otherwise) of a product
+ * task: steps [k0, kend) of nslices (a compile-time count), first/last as
+ * run-time flags, and the task's rows: IG_MR-row tiles up to mfull, single
+ * rows up to mend. */
+typedef struct ig_slice {
+  int64_t nslices;
+  LLVMValueRef k0, kend, first, last;
+  LLVMValueRef mfull, mend;
+} ig_slice;
+
+/* The task tile's vector j of row m at columns p.. */
+static LLVMValueRef ig_tile_at(ig_emit* e, LLVMValueRef m, LLVMValueRef p, int j) {
+  hc_kb* kb = e->kb;
+  LLVMValueRef row = hc_kb_imul(kb, LLVMBuildSub(kb->b, m, e->m0, ""), hc_kb_i64(kb, e->tile_ld));
+  LLVMValueRef col = hc_kb_iadd(kb, LLVMBuildSub(kb->b, p, e->p0, ""), hc_kb_i64(kb, (int64_t)j * (e->d->L / 2)));
+  return hc_kb_gep(kb, HX_DTYPE_INT32, e->tile, hc_kb_iadd(kb, row, col));
+}
+
+/* K steps of d, and the slices a task cuts them into: X's slice for one
+ * group of columns (4 bytes per column and step on both paths) takes at
+ * most half of L1, so that it stays there while every row tile of the task
+ * reads it; the slices are as even as their count allows. */
+static void ig_k_slices(const hc_lower_ctx* lc, const ig_prod* d, int64_t* ksteps, int64_t* kc, int64_t* nks) {
+  int64_t steps = d->vnni ? d->Kp / 4 : d->Kp / 2;
+  int64_t group_bytes = (int64_t)d->NR * (d->L / 2) * 4;
+  int64_t max_kc = (int64_t)hc_ukr_l1d_bytes(lc) / 2 / group_bytes;
+  if (max_kc < 16) max_kc = 16;
+  int64_t n = (steps + max_kc - 1) / max_kc;
+  *ksteps = steps;
+  *nks = n;
+  *kc = (steps + n - 1) / n;
+}
+
 /* Register tile: r rows (m..) x c vectors of L/2 columns (p.., a multiple
- * of L/2) of int32 sums, kept in registers over all K pairs: per pair, the
+ * of L/2) of int32 sums, kept in registers over one slice of K (ks;
+ * resumed from and parked in the task's tile between slices): per pair, the
  * c vectors of X's panel are loaded once, each row's (w[k], w[k+1]) pair is
  * broadcast to every lane, and one pmaddwd/vpdpwssd per (row, vector)
  * adds x[k][p]*w[k] + x[k+1][p]*w[k+1] into lane p. No horizontal sums:
  * the finished vectors go to the task's tile. */
-static void ig_micro(ig_emit* e, int r, int c, LLVMValueRef m, LLVMValueRef p) {
+static void ig_micro(ig_emit* e, int r, int c, LLVMValueRef m, LLVMValueRef p, const ig_slice* ks) {
   hc_kb* kb = e->kb;
   LLVMBuilderRef b = kb->b;
   const ig_prod* d = e->d;
   unsigned VL = d->L / 2;
+  LLVMValueRef zero = LLVMConstNull(e->vacc);
   LLVMValueRef wrow[IG_MR], z2[IG_MR];
   LLVMTypeRef v2i8 = LLVMVectorType(kb->t_i8, 2), v2i16 = LLVMVectorType(kb->t_i16, 2);
   for (int i = 0; i < r; ++i) {
@@ -425,14 +466,26 @@ static void ig_micro(ig_emit* e, int r, int c, LLVMValueRef m, LLVMValueRef p) {
       z2[i] = hc_kb_splat(kb, z, 2);
     }
   }
-  for (int q = 0; q < r * c; ++q) LLVMBuildStore(b, LLVMConstNull(e->vacc), e->acc[q]);
+  /* The first slice starts from zero, later ones from the sums the tile
+   * holds (a select, not a branch: the tile is uninitialised memory only
+   * where the select discards it). */
+  for (int i = 0; i < r; ++i)
+    for (int j = 0; j < c; ++j) {
+      LLVMValueRef init = zero;
+      if (ks->nslices > 1) {
+        LLVMValueRef part = LLVMBuildLoad2(b, e->vacc, ig_tile_at(e, hc_kb_iadd(kb, m, hc_kb_i64(kb, i)), p, j), "");
+        LLVMSetAlignment(part, 4);
+        init = LLVMBuildSelect(b, ks->first, zero, part, "");
+      }
+      LLVMBuildStore(b, init, e->acc[i * c + j]);
+    }
   hc_loop kl;
   if (d->vnni) {
     /* K quads: <2L x i8> of 4 bytes per position, one i32 of 4 weights per
      * row broadcast, vpdpbusd (unsigned x' bytes times signed weights). */
     LLVMTypeRef v8 = LLVMVectorType(kb->t_i8, 2 * d->L);
     LLVMValueRef xb = hc_kb_iadd(kb, e->x_off, hc_kb_imul(kb, p, hc_kb_i64(kb, 4)));
-    LLVMValueRef kq = hc_loop_begin(kb, &kl, hc_kb_i64(kb, 0), hc_kb_i64(kb, d->Kp / 4), "kq");
+    LLVMValueRef kq = hc_loop_begin(kb, &kl, ks->k0, ks->kend, "kq");
     LLVMValueRef xrow = hc_kb_iadd(kb, xb, hc_kb_imul(kb, kq, hc_kb_i64(kb, 4 * d->Pp)));
     LLVMValueRef xv[IG_MAX_NR];
     for (int j = 0; j < c; ++j) {
@@ -461,8 +514,6 @@ static void ig_micro(ig_emit* e, int r, int c, LLVMValueRef m, LLVMValueRef p) {
     hc_loop_end(kb, &kl);
     for (int i = 0; i < r; ++i) {
       LLVMValueRef mi = hc_kb_iadd(kb, m, hc_kb_i64(kb, i));
-      LLVMValueRef trow = hc_kb_imul(kb, LLVMBuildSub(b, mi, e->m0, ""), hc_kb_i64(kb, e->tile_ld));
-      trow = hc_kb_iadd(kb, trow, LLVMBuildSub(b, p, e->p0, ""));
       /* The zero point's share: zx' times W's row sum (convolution), or A's
        * zero point of this row (+128 for signed A) times B's column sums
        * (matrix product): sum (a - za) b = sum a' b - za' sum b. */
@@ -486,16 +537,16 @@ static void ig_micro(ig_emit* e, int r, int c, LLVMValueRef m, LLVMValueRef p) {
           LLVMSetAlignment(csv, 4);
           corr = LLVMBuildMul(b, csv, zav, "");
         }
+        /* ... subtracted once, after the last slice */
+        if (ks->nslices > 1) corr = LLVMBuildSelect(b, ks->last, corr, zero, "");
         LLVMValueRef v = LLVMBuildSub(b, LLVMBuildLoad2(b, e->vacc, e->acc[i * c + j], ""), corr, "");
-        LLVMValueRef st = LLVMBuildStore(
-            b, v, hc_kb_gep(kb, HX_DTYPE_INT32, e->tile, hc_kb_iadd(kb, trow, hc_kb_i64(kb, (int64_t)j * VL))));
-        LLVMSetAlignment(st, 4);
+        LLVMSetAlignment(LLVMBuildStore(b, v, ig_tile_at(e, mi, p, j)), 4);
       }
     }
     return;
   }
   LLVMValueRef xb = hc_kb_iadd(kb, e->x_off, hc_kb_imul(kb, p, hc_kb_i64(kb, 2)));
-  LLVMValueRef kk = hc_loop_begin(kb, &kl, hc_kb_i64(kb, 0), hc_kb_i64(kb, d->Kp / 2), "kk");
+  LLVMValueRef kk = hc_loop_begin(kb, &kl, ks->k0, ks->kend, "kk");
   LLVMValueRef xrow = hc_kb_iadd(kb, xb, hc_kb_imul(kb, kk, hc_kb_i64(kb, 2 * d->Pp)));
   LLVMValueRef xv[IG_MAX_NR];
   for (int j = 0; j < c; ++j) {
@@ -523,37 +574,46 @@ static void ig_micro(ig_emit* e, int r, int c, LLVMValueRef m, LLVMValueRef p) {
     }
   }
   hc_loop_end(kb, &kl);
-  for (int i = 0; i < r; ++i) {
-    LLVMValueRef trow = hc_kb_imul(kb, LLVMBuildSub(b, hc_kb_iadd(kb, m, hc_kb_i64(kb, i)), e->m0, ""),
-                                   hc_kb_i64(kb, e->tile_ld));
-    trow = hc_kb_iadd(kb, trow, LLVMBuildSub(b, p, e->p0, ""));
+  for (int i = 0; i < r; ++i)
     for (int j = 0; j < c; ++j) {
       LLVMValueRef v = LLVMBuildLoad2(b, e->vacc, e->acc[i * c + j], "");
-      LLVMValueRef st = LLVMBuildStore(
-          b, v, hc_kb_gep(kb, HX_DTYPE_INT32, e->tile, hc_kb_iadd(kb, trow, hc_kb_i64(kb, (int64_t)j * VL))));
-      LLVMSetAlignment(st, 4);
+      LLVMSetAlignment(LLVMBuildStore(b, v, ig_tile_at(e, hc_kb_iadd(kb, m, hc_kb_i64(kb, i)), p, j)), 4);
     }
-  }
 }
 
-/* Columns [p0, pvend) of rows m.. (r rows), pvend a multiple of L/2:
- * NR vectors at a time up to pgrp, then the rest (at most NR vectors) in
- * one tile of as many vectors, so that it reads the rows' weights once.
- * One vector at a time, the rest re-read them per vector: an int8
- * ResNet-18's 7x7 layers (49 columns, all of them "rest") ran at 40% of
- * the speed of its 14x14 ones. */
-static void ig_cols(ig_emit* e, int r, LLVMValueRef m, LLVMValueRef p0, LLVMValueRef pgrp, LLVMValueRef pvend) {
+/* Every row of the task's block for c vectors of columns at p: tiles of
+ * IG_MR rows, then the rest one row at a time. The rows are the inner loop
+ * so that X's slice for these columns, loaded from L2 by the first tile,
+ * stays in L1 for the others. */
+static void ig_rows(ig_emit* e, int c, LLVMValueRef p, const ig_slice* ks) {
+  hc_kb* kb = e->kb;
+  hc_loop ml;
+  LLVMValueRef m = hc_loop_begin_step(kb, &ml, e->m0, ks->mfull, IG_MR, "m");
+  ig_micro(e, IG_MR, c, m, p, ks);
+  hc_loop_end(kb, &ml);
+  m = hc_loop_begin(kb, &ml, ks->mfull, ks->mend, "mr");
+  ig_micro(e, 1, c, m, p, ks);
+  hc_loop_end(kb, &ml);
+}
+
+/* Columns [p0, pvend) of the task's rows for one slice of K, pvend a
+ * multiple of L/2: groups of NR vectors up to pgrp, then the rest (at most
+ * NR vectors) as one group of as many vectors, so that it reads the rows'
+ * weights once. One vector at a time, the rest re-read them per vector: an
+ * int8 ResNet-18's 7x7 layers (49 columns, all of them "rest") ran at 40%
+ * of the speed of its 14x14 ones. */
+static void ig_cols(ig_emit* e, LLVMValueRef p0, LLVMValueRef pgrp, LLVMValueRef pvend, const ig_slice* ks) {
   hc_kb* kb = e->kb;
   const ig_prod* d = e->d;
   hc_loop pl;
   LLVMValueRef p = hc_loop_begin_step(kb, &pl, p0, pgrp, (int64_t)d->NR * (d->L / 2), "p");
-  ig_micro(e, r, (int)d->NR, m, p);
+  ig_rows(e, (int)d->NR, p, ks);
   hc_loop_end(kb, &pl);
   LLVMValueRef nrem = LLVMBuildUDiv(kb->b, LLVMBuildSub(kb->b, pvend, pgrp, ""), hc_kb_i64(kb, d->L / 2), "");
   for (int c = 1; c <= (int)d->NR; ++c) {
     hc_if gi;
     hc_if_begin(kb, &gi, LLVMBuildICmp(kb->b, LLVMIntEQ, nrem, hc_kb_i64(kb, c), ""));
-    ig_micro(e, r, c, m, pgrp);
+    ig_rows(e, c, pgrp, ks);
     hc_if_end(kb, &gi);
   }
 }
@@ -652,7 +712,9 @@ static hx_status_t ig_emit_product(hc_lower_ctx* lc, const hc_node* n, const ig_
   }
 
   LLVMBuilderRef b = kb.b;
-  hc_loop task, ml;
+  hc_loop task, sl;
+  int64_t ksteps, kc, nks;
+  ig_k_slices(lc, d, &ksteps, &kc, &nks);
   LLVMValueRef t = hc_kb_task_loop_begin(&kb, &task);
   /* Row blocks fastest: consecutive tasks share their column block of X,
    * which the first one brings into L2 (with column blocks fastest, every
@@ -687,12 +749,14 @@ static hx_status_t ig_emit_product(hc_lower_ctx* lc, const hc_node* n, const ig_
   LLVMValueRef pgrp = hc_kb_iadd(&kb, p0, LLVMBuildSub(b, cnt, LLVMBuildURem(b, cnt, hc_kb_i64(&kb, GW), ""), ""));
   LLVMValueRef pvend =
       hc_kb_iadd(&kb, p0, LLVMBuildAnd(b, hc_kb_iadd(&kb, cnt, hc_kb_i64(&kb, VL - 1)), hc_kb_i64(&kb, ~(VL - 1)), ""));
-  LLVMValueRef m = hc_loop_begin_step(&kb, &ml, m0, mfull, IG_MR, "m");
-  ig_cols(&e, IG_MR, m, p0, pgrp, pvend);
-  hc_loop_end(&kb, &ml);
-  m = hc_loop_begin(&kb, &ml, mfull, mend, "mr");
-  ig_cols(&e, 1, m, p0, pgrp, pvend);
-  hc_loop_end(&kb, &ml);
+  ig_slice ks = {.nslices = nks, .mfull = mfull, .mend = mend};
+  LLVMValueRef s = hc_loop_begin(&kb, &sl, hc_kb_i64(&kb, 0), hc_kb_i64(&kb, nks), "ks");
+  ks.k0 = hc_kb_imul(&kb, s, hc_kb_i64(&kb, kc));
+  ks.kend = hc_kb_imin(&kb, hc_kb_iadd(&kb, ks.k0, hc_kb_i64(&kb, kc)), hc_kb_i64(&kb, ksteps));
+  ks.first = LLVMBuildICmp(b, LLVMIntEQ, s, hc_kb_i64(&kb, 0), "");
+  ks.last = LLVMBuildICmp(b, LLVMIntEQ, s, hc_kb_i64(&kb, nks - 1), "");
+  ig_cols(&e, p0, pgrp, pvend, &ks);
+  hc_loop_end(&kb, &sl);
   ig_requantize(&e, mend, pend);
   hc_loop_end(&kb, &task);
   double macs = (double)outer * (double)d->Mt * (double)d->Pt * (double)d->Kp;

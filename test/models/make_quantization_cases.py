@@ -557,6 +557,18 @@ def conv_cases(root):
        rand_q(np.int8, (20, 16, 3, 3)), (RNG.random(20) * 0.02 + 0.005).astype(f32), np.zeros(20, np.int8), f32(0.3),
        np.uint8(100), B=RNG.integers(-20000, 20000, size=20).astype(np.int32), pads=[1, 1, 1, 1],
        consts=('w', 'wz', 'B'))
+    # K longer than one slice of the product task (ig_k_slices): partial
+    # sums parked in the task's tile between slices, the x zero point's
+    # correction applied after the last; rows not a multiple of the tile,
+    # a ragged column group. The VNNI byte path (225 K quads), and the int16
+    # path (per-channel zero points of run-time weights, 405 K pairs)
+    qc('qc_vnni_k_slices_const_w', rand_q(np.uint8, (1, 100, 9, 10)), f32(0.02), np.uint8(121),
+       rand_q(np.int8, (42, 100, 3, 3)), (RNG.random(42) * 0.002 + 0.0005).astype(f32), np.zeros(42, np.int8),
+       f32(0.3), np.uint8(100), B=RNG.integers(-20000, 20000, size=42).astype(np.int32), pads=[1, 1, 1, 1],
+       consts=('w', 'wz', 'B'))
+    qc('qc_pairs_k_slices_zp', rand_q(np.int8, (2, 90, 7, 8)), f32(0.05), np.int8(-3),
+       rand_q(np.uint8, (18, 90, 3, 3)), (RNG.random(18) * 0.002 + 0.0005).astype(f32), rand_q(np.uint8, (18,)),
+       f32(0.4), np.int8(2), pads=[1, 0, 1, 2])
     qc('qc_vnni_s8x_1x1_stride2_const_w', rand_q(np.int8, (2, 8, 9, 9)), f32(0.05), np.int8(-5),
        rand_q(np.int8, (12, 8, 1, 1)), f32(0.01), np.int8(0), f32(0.2), np.int8(3), strides=[2, 2],
        consts=('w', 'wz'))
