@@ -388,4 +388,12 @@ enum { HC_PACK_ROWS_I16 = 7 };
  * ([B batch][Kp/2][Np][2]). */
 enum { HC_PACK_KPAIRS_I16 = 8 };
 
+/* Appended HC_PACK_* layout (compiler/ops/integer_ops.c): a ConvInteger's or
+ * QLinearConv's constant int8 weights of zero point 0 for the direct
+ * convolution of VNNI targets (ci_use_taps: 2-D, stride 1, C/group a
+ * multiple of 4), whose K quads are four input channels at one tap:
+ * element (m, c, tap) at ((m*C/4 + c/4)*taps + tap)*4 + c%4 of [M][K], K =
+ * C/group * taps. The layout depends on the target, as HC_PACK_KQUADS_S8's. */
+enum { HC_PACK_TAP_QUADS_S8 = 9 };
+
 #endif /* HARNESS_IR_GRAPH_H */

@@ -21,34 +21,44 @@ CASES = {
 }
 
 
-def kernel_names(harnessc, model, level, target):
+def kernel_names(harnessc, model, level, target, flag="--target"):
+    """The kernel names of model's manifest at -O<level> for `flag target`
+    (--target x86-64-v3, --mcpu sapphirerapids...)."""
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "m.json")
-        subprocess.run([harnessc, f"-O{level}", "--target", target, "--emit", "manifest", model, "-o", out],
+        subprocess.run([harnessc, f"-O{level}", flag, target, "--emit", "manifest", model, "-o", out],
                        check=True, stdout=subprocess.DEVNULL)
         with open(out) as f:
             return [k["name"] for k in json.load(f)["kernels"]]
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def run_checks(doc, checks):
+    """The command line both path checks share: --bin BUILD/bin CASES_DIR;
+    checks(harnessc, cases_dir) yields (label, failure message or None)."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
     ap.add_argument("--bin", required=True)
     ap.add_argument("cases")
     a = ap.parse_args()
-    harnessc = os.path.join(a.bin, "harnessc")
-    checks = bad = 0
-    for case, packed in CASES.items():
-        model = os.path.join(a.cases, case, "model.onnx")
-        for target in ("x86-64-v3", "x86-64-v4"):
-            for level in (1, 3):
-                checks += 1
-                names = kernel_names(harnessc, model, level, target)
-                if any(n.endswith(":packb") for n in names) != packed:
-                    bad += 1
-                    print(f"FAIL {case} -O{level} {target}: want {'a' if packed else 'no'} :packb kernel, got {names}")
-    print(f"{checks - bad} passed, {bad} failed")
+    total = bad = 0
+    for label, failure in checks(os.path.join(a.bin, "harnessc"), a.cases):
+        total += 1
+        if failure:
+            bad += 1
+            print(f"FAIL {label}: {failure}")
+    print(f"{total - bad} passed, {bad} failed")
     return 1 if bad else 0
 
 
+def gemm_b_checks(harnessc, cases):
+    for case, packed in CASES.items():
+        model = os.path.join(cases, case, "model.onnx")
+        for target in ("x86-64-v3", "x86-64-v4"):
+            for level in (1, 3):
+                names = kernel_names(harnessc, model, level, target)
+                ok = any(n.endswith(":packb") for n in names) == packed
+                yield (f"{case} -O{level} {target}",
+                       None if ok else f"want {'a' if packed else 'no'} :packb kernel, got {names}")
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_checks(__doc__, gemm_b_checks))

@@ -569,6 +569,26 @@ def conv_cases(root):
     qc('qc_pairs_k_slices_zp', rand_q(np.int8, (2, 90, 7, 8)), f32(0.05), np.int8(-3),
        rand_q(np.uint8, (18, 90, 3, 3)), (RNG.random(18) * 0.002 + 0.0005).astype(f32), rand_q(np.uint8, (18,)),
        f32(0.4), np.int8(2), pads=[1, 0, 1, 2])
+    # the direct convolution of VNNI targets (ci_use_taps): x copied once
+    # into padded channel quads, no im2col; the product's columns are whole
+    # padded rows whose last (KW-1)*dx columns are dropped. int8 x, groups,
+    # dilation, asymmetric padding, batch 2, interior rows of 16 positions
+    # and a tail (4 x 4 tiles); a 5x3 kernel over 2 K slices with 8 x 3
+    # tiles; a 7x7 plane (one column group); a 5x5 kernel over a narrow
+    # plane, whose dropped columns would cost too much (im2col instead)
+    qc('qc_taps_s8x_grouped_dilated', rand_q(np.int8, (2, 16, 6, 37)), f32(0.05), np.int8(-7),
+       rand_q(np.int8, (12, 8, 3, 3)), (RNG.random(12) * 0.02 + 0.005).astype(f32), np.zeros(12, np.int8),
+       f32(0.3), np.int8(2), B=RNG.integers(-5000, 5000, size=12).astype(np.int32), group=2, dil=[2, 3],
+       pads=[1, 2, 2, 0], consts=('w', 'wz', 'B'))
+    qc('qc_taps_u8x_5x3_k_slices', rand_q(np.uint8, (1, 64, 20, 21)), f32(0.02), np.uint8(118),
+       rand_q(np.int8, (24, 64, 5, 3)), (RNG.random(24) * 0.002 + 0.0005).astype(f32), np.zeros(24, np.int8),
+       f32(0.3), np.uint8(100), B=RNG.integers(-20000, 20000, size=24).astype(np.int32), pads=[2, 1, 2, 1],
+       consts=('w', 'wz', 'B'))
+    qc('qc_taps_u8x_7x7_plane', rand_q(np.uint8, (1, 32, 7, 7)), f32(0.02), np.uint8(3),
+       rand_q(np.int8, (20, 32, 3, 3)), f32(0.004), np.int8(0), f32(0.2), np.uint8(128), pads=[1, 1, 1, 1],
+       consts=('w', 'wz'))
+    qc('qc_taps_rejected_5x5_narrow', rand_q(np.uint8, (1, 8, 12, 12)), f32(0.02), np.uint8(121),
+       rand_q(np.int8, (10, 8, 5, 5)), f32(0.004), np.int8(0), f32(0.3), np.uint8(100), consts=('w', 'wz'))
     qc('qc_vnni_s8x_1x1_stride2_const_w', rand_q(np.int8, (2, 8, 9, 9)), f32(0.05), np.int8(-5),
        rand_q(np.int8, (12, 8, 1, 1)), f32(0.01), np.int8(0), f32(0.2), np.int8(3), strides=[2, 2],
        consts=('w', 'wz'))
