@@ -2743,8 +2743,8 @@ static bool ci_use_vnni(const hc_target* t, const ci_plan* p) {
 /* Whether the convolution reads x from the padded channel-quad copy
  * (ci_taps_geometry) instead of an im2col: on the VNNI byte path, where the
  * dropped columns add at most 30% to the product's column vectors. An int8
- * ResNet-18's 3x3 convolutions spent 70-130 us per layer on the im2col
- * (9 bytes written per input byte) against 10-30 for the copy. */
+ * ResNet-18's 3x3 convolutions spent 45-130 us per layer on the im2col
+ * (9 bytes written per input byte) against 6-18 for the copy. */
 static bool ci_use_taps(const hc_target* t, const ci_plan* p) {
   ci_taps_geo g;
   if (!ci_use_vnni(t, p) || !ci_taps_geometry(p, &g)) return false;
