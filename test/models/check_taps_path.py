@@ -20,6 +20,7 @@ CASES = {
     "qc_taps_u8x_5x3_k_slices": True,      # 8 x 3 tiles, two K slices
     "qc_taps_u8x_7x7_plane": True,         # one column group
     "qc_vnni_u8x_3x3_const_w": True,
+    "ci_taps_int32_out": True,             # ConvInteger: int32 outputs
     "qc_taps_rejected_5x5_narrow": False,  # 6 column vectors for 4 outputs' worth
 }
 VNNI = ("--mcpu", "sapphirerapids"), ("--mcpu", "icelake-server")

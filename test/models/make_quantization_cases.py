@@ -476,6 +476,10 @@ def conv_cases(root):
        i8z(6), group=3, pads=[3, 3, 3, 3], consts=('wz',))
     ci('ci_wide_channels', rand_q(np.uint8, (1, 40, 6, 5)), rand_q(np.int8, (37, 40, 3, 3)), np.uint8(121),
        rand_q(np.int8, (37,)), pads=[1, 1, 1, 1])
+    # the direct convolution (ci_use_taps) with int32 outputs: each padded
+    # row's dropped columns skipped by the plain store
+    ci('ci_taps_int32_out', rand_q(np.uint8, (1, 8, 9, 21)), rand_q(np.int8, (6, 8, 3, 3)), np.uint8(130), i8z(6),
+       pads=[1, 0, 0, 1], consts=('w', 'wz'))
     # constant weights and zero points: int16 rows packed at compile time
     # with the zero points subtracted (HC_PACK_ROWS_I16, targets without
     # the VNNI byte path)
