@@ -210,6 +210,8 @@ typedef struct ig_emit {
   LLVMValueRef ylo, yhi, yzb; /* requant_round's bounds and zero-point offset */
   unsigned rq_lanes;           /* int32 lanes of ig_requantize's vectors */
   LLVMValueRef tile, m0, p0; /* int32 sums of the task's block */
+  LLVMValueRef rq_tab;       /* requantised from registers (ig_rq_in_registers): the rows' multipliers */
+  LLVMValueRef pend;         /* ... and the task's column end */
   int64_t tile_ld;           /* tile row stride */
   LLVMValueRef rs, rs_off, xzq; /* VNNI: row sums, their offset, zx' (i32) */
   LLVMValueRef xkq;             /* direct: the x_kq_off table (i32) */
@@ -513,6 +515,61 @@ static void ig_k_slices(const hc_lower_ctx* lc, const ig_prod* d, int64_t* kstep
   *kc = (steps + n - 1) / n;
 }
 
+/* Whether d's product requantises its sums straight from the registers
+ * (ig_requant_vector) instead of through the task's tile: a QLinearConv on
+ * the VNNI path whose K is one slice, one multiplier per row from constant
+ * float32 scales, and columns that are all outputs. With a short K (a 1x1
+ * over 64-256 channels: 16-64 K quads per tile) storing the tile and
+ * requantising it in a second pass cost a third as much as the product. */
+static bool ig_rq_in_registers(const ig_prod* d, int64_t nks) {
+  if (d->yt == HX_DTYPE_INT32 || !d->vnni || d->vnni_bq || d->y_pitch || nks != 1 || d->L != 32) return false;
+  if (d->sp_step != 0) return false;
+  const hc_value* k[3] = {d->sm, d->sp, d->sy};
+  for (int i = 0; i < 3; ++i)
+    if (k[i]->kind != HC_VALUE_CONST || !k[i]->data || k[i]->dtype != HX_DTYPE_FLOAT32) return false;
+  return true;
+}
+
+/* The rows' multipliers sm * sp / sy, indexed as sm, computed in float32
+ * exactly as ig_row_params does at run time. */
+static LLVMValueRef ig_rq_table(hc_lower_ctx* lc, hc_kb* kb, const ig_prod* d) {
+  int64_t n = hc_value_numel(d->sm);
+  const float *sm = (const float*)d->sm->data, *sp = (const float*)d->sp->data, *sy = (const float*)d->sy->data;
+  LLVMValueRef* vals = malloc(sizeof(LLVMValueRef) * (size_t)n);
+  if (!vals) return NULL;
+  for (int64_t i = 0; i < n; ++i) {
+    volatile float prod = sm[i] * sp[0];
+    volatile float mult = prod / sy[0];
+    vals[i] = LLVMConstReal(kb->t_f32, (double)mult);
+  }
+  LLVMValueRef t = hc_kb_const_table(lc, LLVMConstArray2(kb->t_f32, vals, (uint64_t)n), "qrqmult", 64);
+  free(vals);
+  return t;
+}
+
+/* Requantises one vector of row m's sums (zero point's share subtracted)
+ * at columns p.. and stores the lanes before the task's column end. */
+static void ig_requant_vector(ig_emit* e, LLVMValueRef m, LLVMValueRef p, LLVMValueRef v) {
+  hc_kb* kb = e->kb;
+  LLVMBuilderRef b = kb->b;
+  const ig_prod* d = e->d;
+  unsigned VL = d->L / 2;
+  LLVMValueRef mult = hc_kb_load(kb, HX_DTYPE_FLOAT32, e->rq_tab,
+                                 hc_kb_iadd(kb, e->sm_off, hc_kb_imul(kb, m, hc_kb_i64(kb, d->sm_step))));
+  if (d->bias) {
+    LLVMValueRef bias = hc_kb_load(kb, HX_DTYPE_INT32, e->pb,
+                                   hc_kb_iadd(kb, e->b_off, hc_kb_imul(kb, m, hc_kb_i64(kb, d->bias_step))));
+    v = LLVMBuildAdd(b, v, hc_kb_splat(kb, bias, VL), "");
+  }
+  LLVMValueRef rq = requant_round(kb, v, hc_kb_splat(kb, mult, VL), e->ylo, e->yhi, e->yzb);
+  LLVMValueRef rem = LLVMBuildTrunc(b, LLVMBuildSub(b, e->pend, p, ""), kb->t_i32, "");
+  LLVMValueRef iota[IG_MAX_LANES / 2];
+  for (unsigned i = 0; i < VL; ++i) iota[i] = hc_kb_i32(kb, (int32_t)i);
+  LLVMValueRef mask = LLVMBuildICmp(b, LLVMIntSLT, LLVMConstVector(iota, VL), hc_kb_splat(kb, rem, VL), "");
+  LLVMValueRef yi = hc_kb_iadd(kb, e->y_off, hc_kb_iadd(kb, hc_kb_imul(kb, m, hc_kb_i64(kb, d->Pt)), p));
+  hc_kb_masked_store(kb, rq, hc_kb_gep(kb, d->yt, e->yp, yi), 1, mask);
+}
+
 /* Register tile: r rows (m..) x c vectors of L/2 columns (p.., a multiple
  * of L/2) of int32 sums, kept in registers over one slice of K (ks;
  * resumed from and parked in the task's tile between slices): per pair, the
@@ -617,7 +674,10 @@ static void ig_micro(ig_emit* e, int r, int c, LLVMValueRef m, LLVMValueRef p, c
         /* ... subtracted once, after the last slice */
         if (ks->nslices > 1) corr = LLVMBuildSelect(b, ks->last, corr, zero, "");
         LLVMValueRef v = LLVMBuildSub(b, LLVMBuildLoad2(b, e->vacc, e->acc[i * c + j], ""), corr, "");
-        LLVMSetAlignment(LLVMBuildStore(b, v, ig_tile_at(e, mi, p, j)), 4);
+        if (e->rq_tab)
+          ig_requant_vector(e, mi, hc_kb_iadd(kb, p, hc_kb_i64(kb, (int64_t)j * VL)), v);
+        else
+          LLVMSetAlignment(LLVMBuildStore(b, v, ig_tile_at(e, mi, p, j)), 4);
       }
     }
     return;
@@ -748,6 +808,10 @@ static hx_status_t ig_emit_product(hc_lower_ctx* lc, const hc_node* n, const ig_
   e.xp = d->x_const ? hc_kb_ptr(&kb, d->x_const) : LLVMBuildGEP2(kb.b, kb.t_i8, ws, &xws, 1, "");
   e.yp = hc_kb_ptr(&kb, y);
   ig_requant_setup(&e, MB * PB, PB);
+  int64_t ksteps, kc, nks;
+  ig_k_slices(lc, d, &ksteps, &kc, &nks);
+  if (ig_rq_in_registers(d, nks) && !(e.rq_tab = ig_rq_table(lc, &kb, d)))
+    return hc_node_error(n, HX_STATUS_OUT_OF_MEMORY, "out of memory (multipliers)");
   if (d->x_kq_off) {
     int64_t Kq = d->Kp / 4;
     LLVMValueRef* offs = malloc(sizeof(LLVMValueRef) * (size_t)Kq);
@@ -798,8 +862,6 @@ static hx_status_t ig_emit_product(hc_lower_ctx* lc, const hc_node* n, const ig_
 
   LLVMBuilderRef b = kb.b;
   hc_loop task, sl;
-  int64_t ksteps, kc, nks;
-  ig_k_slices(lc, d, &ksteps, &kc, &nks);
   LLVMValueRef t = hc_kb_task_loop_begin(&kb, &task);
   /* Row blocks fastest: consecutive tasks share their column block of X,
    * which the first one brings into L2 (with column blocks fastest, every
@@ -825,6 +887,7 @@ static hx_status_t ig_emit_product(hc_lower_ctx* lc, const hc_node* n, const ig_
   e.m0 = m0, e.p0 = p0;
   LLVMValueRef mend = hc_kb_imin(&kb, hc_kb_iadd(&kb, m0, hc_kb_i64(&kb, MB)), hc_kb_i64(&kb, d->Mt));
   LLVMValueRef pend = hc_kb_imin(&kb, hc_kb_iadd(&kb, p0, hc_kb_i64(&kb, PB)), hc_kb_i64(&kb, d->Pt));
+  e.pend = pend;
   /* Block starts are multiples of the tile's rows and width, so full
    * groups end at the block end rounded down; the last vector may run into
    * X's zero padding (Pp) and the tile's spare columns. */
@@ -842,7 +905,7 @@ static hx_status_t ig_emit_product(hc_lower_ctx* lc, const hc_node* n, const ig_
   ks.last = LLVMBuildICmp(b, LLVMIntEQ, s, hc_kb_i64(&kb, nks - 1), "");
   ig_cols(&e, p0, pgrp, pvend, &ks);
   hc_loop_end(&kb, &sl);
-  ig_requantize(&e, mend, pend);
+  if (!e.rq_tab) ig_requantize(&e, mend, pend);
   hc_loop_end(&kb, &task);
   double macs = (double)outer * (double)d->Mt * (double)ig_y_cols(d) * (double)d->Kp;
   hc_kb_end(&kb, 2.0 * macs,

@@ -593,6 +593,16 @@ def conv_cases(root):
        consts=('w', 'wz'))
     qc('qc_taps_rejected_5x5_narrow', rand_q(np.uint8, (1, 8, 12, 12)), f32(0.02), np.uint8(121),
        rand_q(np.int8, (10, 8, 5, 5)), f32(0.004), np.int8(0), f32(0.3), np.uint8(100), consts=('w', 'wz'))
+    # requantised from registers (constant scales, one K slice): groups,
+    # batch 2, rows past the last whole tile, a ragged last column block;
+    # a strided 3x3 over int8 x
+    qc('qc_vnni_1x1_registers_grouped', rand_q(np.uint8, (2, 16, 9, 23)), f32(0.02), np.uint8(121),
+       rand_q(np.int8, (42, 8, 1, 1)), (RNG.random(42) * 0.02 + 0.005).astype(f32), np.zeros(42, np.int8),
+       f32(0.3), np.uint8(100), B=RNG.integers(-2000, 2000, size=42).astype(np.int32), group=2,
+       consts=('w', 'wz', 'B', 'xs', 'ws', 'ys'))
+    qc('qc_vnni_3x3_s2_registers_s8x', rand_q(np.int8, (1, 12, 15, 17)), f32(0.05), np.int8(-3),
+       rand_q(np.int8, (20, 12, 3, 3)), f32(0.004), np.int8(0), f32(0.2), np.int8(5), strides=[2, 2],
+       pads=[1, 1, 1, 1], consts=('w', 'wz', 'xs', 'ws', 'ys'))
     qc('qc_vnni_s8x_1x1_stride2_const_w', rand_q(np.int8, (2, 8, 9, 9)), f32(0.05), np.int8(-5),
        rand_q(np.int8, (12, 8, 1, 1)), f32(0.01), np.int8(0), f32(0.2), np.int8(3), strides=[2, 2],
        consts=('w', 'wz'))
@@ -719,6 +729,11 @@ def requant_cases(qc):
        np.uint8(yz), B=B, consts=('w', 'wz', 'B'))
     qc('qc_requant_ties_product_int16', x2, f32(0.5), np.uint8(128), w2, ws, np.zeros(C, np.int8), f32(1.0),
        np.uint8(yz), B=B)
+    # constant scales: on VNNI targets the product requantises from its
+    # registers (ig_rq_in_registers) with multipliers computed at compile
+    # time, and stores each vector masked to the task's columns
+    qc('qc_requant_ties_registers', x2, f32(0.5), np.uint8(128), w2, ws, np.zeros(C, np.int8), f32(1.0),
+       np.uint8(yz), B=B, consts=('w', 'wz', 'B', 'xs', 'ws', 'ys'))
 
 
 def main():
