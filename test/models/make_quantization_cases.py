@@ -118,6 +118,28 @@ def quantize_cases(root):
     q('q_ties_saturate_int8', ties, np.float32(1.0), np.int8(-3), np.int8, 13)
     q('q_ties_saturate_uint8', ties * 2, np.float32(2.0), np.uint8(7), np.uint8, 10)
     q('q_no_zero_point', (RNG.random((2, 9)) * 600 - 100).astype(np.float32), np.float32(2.5), None, np.uint8, 13)
+    # the quotient x / s rounded half to even: quotients at and one or two
+    # ulps around every half-integer of the range, a scale whose reciprocal
+    # is inexact (a multiplication by 1/s would round some of them the
+    # other way); a subnormal and a huge scale; zero (x / 0 is infinite,
+    # 0 / 0 NaN: the lower bound)
+    sq = np.float32(0.0123456789)
+    mids = ((np.arange(-140, 140, dtype=np.float32) + np.float32(0.5)) * sq).astype(np.float32)
+    near = [mids]
+    for d in (1, 2):
+        near += [np.nextafter(mids, np.float32(np.inf)), np.nextafter(mids, np.float32(-np.inf))]
+        mids_up, mids_dn = near[-2], near[-1]
+        if d == 2:
+            near += [np.nextafter(mids_up, np.float32(np.inf)), np.nextafter(mids_dn, np.float32(-np.inf))]
+    q('q_near_ties_inexact_reciprocal', np.concatenate(near).astype(np.float32), sq, np.uint8(128), np.uint8, 13)
+    tiny = np.float32(1e-40)
+    q('q_subnormal_scale', (np.arange(-300, 300, 7, dtype=np.float32) * tiny).astype(np.float32), tiny, np.int8(3),
+      np.int8, 13)
+    q('q_huge_scale', np.array([3e38, -3e38, 1e33, 5e32, 1.5e31, -2.5e31, 1e30, 0.0, 7.0], np.float32),
+      np.float32(1e31), np.uint8(100), np.uint8, 13)
+    with np.errstate(divide='ignore', invalid='ignore'):
+        q('q_zero_scale', np.array([0.0, 1.0, -1.0, 5e-30, np.inf], np.float32), np.float32(0.0), np.uint8(9), np.uint8,
+          13)
     q('q_int32_input', RNG.integers(-2000, 2000, size=(4, 6)).astype(np.int32), np.float32(7.5), np.int8(5), np.int8,
       13)
     q('q_scale_1d_single', (RNG.standard_normal((2, 3)) * 50).astype(np.float32), np.array([0.75], np.float32),
