@@ -2012,8 +2012,8 @@ static hx_status_t ci_pack_quads_1x1(hc_lower_ctx* lc, const hc_node* n, const c
   LLVMValueRef xq = hc_kb_iadd(&kb, xbase, hc_kb_imul(&kb, q, hc_kb_i64(&kb, 4 * P)));
   LLVMValueRef dq = hc_kb_iadd(&kb, dbase, hc_kb_imul(&kb, q, hc_kb_i64(&kb, 4 * Pp)));
   LLVMValueRef pos = hc_loop_begin_step(&kb, &pl, hc_kb_i64(&kb, 0), hc_kb_i64(&kb, PV), 16, "pv");
-  ci_store_quads16(&kb, px, hc_kb_iadd(&kb, xq, pos), P, dst, hc_kb_iadd(&kb, dq, hc_kb_imul(&kb, pos, hc_kb_i64(&kb, 4))),
-                   sgn);
+  LLVMValueRef dpos = hc_kb_iadd(&kb, dq, hc_kb_imul(&kb, pos, hc_kb_i64(&kb, 4)));
+  ci_store_quads16(&kb, px, hc_kb_iadd(&kb, xq, pos), P, dst, dpos, sgn);
   hc_loop_end(&kb, &pl);
   /* the last P % 16 positions, then the padding up to Pp */
   pos = hc_loop_begin(&kb, &pl, hc_kb_i64(&kb, PV), hc_kb_i64(&kb, Pp), "pt");
