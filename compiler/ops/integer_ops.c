@@ -134,6 +134,15 @@ static void q8_range(hx_dtype_t t, int64_t* lo, int64_t* hi) {
 /* True for a per-tensor parameter: one value, scalar or 1-D. */
 static bool is_single(const hc_value* v) { return v->rank <= 1 && hc_value_numel(v) == 1; }
 
+/* A per-tensor zero point z as an int32 (0 when absent), plus 128 when
+ * `offset` (a signed operand that vpdpbusd reads as unsigned, x + 128). */
+static LLVMValueRef zero_point_i32(hc_kb* kb, const hc_value* z, bool offset) {
+  LLVMValueRef v = z ? hc_kb_convert(kb, hc_kb_load(kb, z->dtype, hc_kb_ptr(kb, z), hc_kb_i64(kb, 0)), z->dtype,
+                                     HX_DTYPE_INT32)
+                     : hc_kb_i32(kb, 0);
+  return offset ? LLVMBuildAdd(kb->b, v, hc_kb_i32(kb, 128), "") : v;
+}
+
 /* ---- the integer product --------------------------------------------------- */
 
 /* One requantised or plain integer product over outer problems (see the
@@ -368,6 +377,28 @@ static void ig_row_params(ig_emit* e, LLVMValueRef m, LLVMValueRef* sm, LLVMValu
  * convolution the outputs among them. */
 static int64_t ig_y_cols(const ig_prod* d) { return d->y_pitch ? d->Pt / d->y_pitch * d->y_ow : d->Pt; }
 
+/* The first `count` of n lanes (count an i32; none when it is <= 0). */
+static LLVMValueRef first_lanes(hc_kb* kb, LLVMValueRef count, unsigned n) {
+  LLVMValueRef iota[IG_MAX_LANES];
+  for (unsigned i = 0; i < n; ++i) iota[i] = hc_kb_i32(kb, (int32_t)i);
+  return LLVMBuildICmp(kb->b, LLVMIntSLT, LLVMConstVector(iota, n), hc_kb_splat(kb, count, n), "");
+}
+
+/* Requantises one vector of sums (plus the row's bias vbias, if any) with
+ * the multiplier vector vm and stores it at Y[yi..], only the lanes of
+ * `mask` when there is one. */
+static void ig_requant_store(ig_emit* e, LLVMValueRef acc, LLVMValueRef vm, LLVMValueRef vbias, LLVMValueRef yi,
+                             LLVMValueRef mask) {
+  hc_kb* kb = e->kb;
+  if (vbias) acc = LLVMBuildAdd(kb->b, acc, vbias, "");
+  LLVMValueRef rq = requant_round(kb, acc, vm, e->ylo, e->yhi, e->yzb);
+  LLVMValueRef at = hc_kb_gep(kb, e->d->yt, e->yp, yi);
+  if (mask)
+    hc_kb_masked_store(kb, rq, at, 1, mask);
+  else
+    LLVMSetAlignment(LLVMBuildStore(kb->b, rq, at), 1);
+}
+
 /* Row m's requantisation state while its columns are written. */
 typedef struct ig_rq_row {
   LLVMValueRef sm, bias, row_m; /* row scale, int32 bias (or NULL), row multiplier (or NULL) */
@@ -397,10 +428,7 @@ static void ig_requant_cols(ig_emit* e, const ig_rq_row* r, LLVMValueRef pa, LLV
     LLVMValueRef ti = hc_kb_iadd(kb, r->trow, LLVMBuildSub(b, p, e->p0, ""));
     LLVMValueRef acc = LLVMBuildLoad2(b, vi, hc_kb_gep(kb, HX_DTYPE_INT32, e->tile, ti), "");
     LLVMSetAlignment(acc, 4);
-    if (vbias) acc = LLVMBuildAdd(b, acc, vbias, "");
-    LLVMValueRef rq = requant_round(kb, acc, vm, e->ylo, e->yhi, e->yzb);
-    LLVMValueRef st8 = LLVMBuildStore(b, rq, hc_kb_gep(kb, d->yt, e->yp, hc_kb_iadd(kb, yrow, p)));
-    LLVMSetAlignment(st8, 1);
+    ig_requant_store(e, acc, vm, vbias, hc_kb_iadd(kb, yrow, p), NULL);
     hc_loop_end(kb, &pl);
     ptail = pvend;
     if (W == 16) {
@@ -410,14 +438,10 @@ static void ig_requant_cols(ig_emit* e, const ig_rq_row* r, LLVMValueRef pa, LLV
       LLVMValueRef rem = LLVMBuildTrunc(b, LLVMBuildSub(b, pb, pvend, ""), kb->t_i32, "");
       hc_if tail;
       hc_if_begin(kb, &tail, LLVMBuildICmp(b, LLVMIntNE, rem, hc_kb_i32(kb, 0), ""));
-      LLVMValueRef iota[16];
-      for (unsigned i = 0; i < 16; ++i) iota[i] = hc_kb_i32(kb, (int32_t)i);
-      LLVMValueRef mask = LLVMBuildICmp(b, LLVMIntULT, LLVMConstVector(iota, 16), hc_kb_splat(kb, rem, 16), "");
+      LLVMValueRef mask = first_lanes(kb, rem, 16);
       LLVMValueRef tt = hc_kb_iadd(kb, r->trow, LLVMBuildSub(b, pvend, e->p0, ""));
       LLVMValueRef tacc = hc_kb_masked_load(kb, vi, hc_kb_gep(kb, HX_DTYPE_INT32, e->tile, tt), 4, mask);
-      if (vbias) tacc = LLVMBuildAdd(b, tacc, vbias, "");
-      LLVMValueRef trq = requant_round(kb, tacc, vm, e->ylo, e->yhi, e->yzb);
-      hc_kb_masked_store(kb, trq, hc_kb_gep(kb, d->yt, e->yp, hc_kb_iadd(kb, yrow, pvend)), 1, mask);
+      ig_requant_store(e, tacc, vm, vbias, hc_kb_iadd(kb, yrow, pvend), mask);
       hc_if_end(kb, &tail);
       ptail = pb;
     }
@@ -556,18 +580,15 @@ static void ig_requant_vector(ig_emit* e, LLVMValueRef m, LLVMValueRef p, LLVMVa
   unsigned VL = d->L / 2;
   LLVMValueRef mult = hc_kb_load(kb, HX_DTYPE_FLOAT32, e->rq_tab,
                                  hc_kb_iadd(kb, e->sm_off, hc_kb_imul(kb, m, hc_kb_i64(kb, d->sm_step))));
+  LLVMValueRef vbias = NULL;
   if (d->bias) {
     LLVMValueRef bias = hc_kb_load(kb, HX_DTYPE_INT32, e->pb,
                                    hc_kb_iadd(kb, e->b_off, hc_kb_imul(kb, m, hc_kb_i64(kb, d->bias_step))));
-    v = LLVMBuildAdd(b, v, hc_kb_splat(kb, bias, VL), "");
+    vbias = hc_kb_splat(kb, bias, VL);
   }
-  LLVMValueRef rq = requant_round(kb, v, hc_kb_splat(kb, mult, VL), e->ylo, e->yhi, e->yzb);
   LLVMValueRef rem = LLVMBuildTrunc(b, LLVMBuildSub(b, e->pend, p, ""), kb->t_i32, "");
-  LLVMValueRef iota[IG_MAX_LANES / 2];
-  for (unsigned i = 0; i < VL; ++i) iota[i] = hc_kb_i32(kb, (int32_t)i);
-  LLVMValueRef mask = LLVMBuildICmp(b, LLVMIntSLT, LLVMConstVector(iota, VL), hc_kb_splat(kb, rem, VL), "");
   LLVMValueRef yi = hc_kb_iadd(kb, e->y_off, hc_kb_iadd(kb, hc_kb_imul(kb, m, hc_kb_i64(kb, d->Pt)), p));
-  hc_kb_masked_store(kb, rq, hc_kb_gep(kb, d->yt, e->yp, yi), 1, mask);
+  ig_requant_store(e, v, hc_kb_splat(kb, mult, VL), vbias, yi, first_lanes(kb, rem, VL));
 }
 
 /* Register tile: r rows (m..) x c vectors of L/2 columns (p.., a multiple
@@ -854,10 +875,7 @@ static hx_status_t ig_emit_product(hc_lower_ctx* lc, const hc_node* n, const ig_
     }
     e.rs = hc_kb_const_table(lc, LLVMConstArray2(kb.t_i32, vals, (uint64_t)Mall), "qrowsum", 64);
     free(vals);
-    LLVMValueRef z = d->xz ? hc_kb_convert(&kb, hc_kb_load(&kb, d->xz->dtype, hc_kb_ptr(&kb, d->xz), hc_kb_i64(&kb, 0)),
-                                           d->xz->dtype, HX_DTYPE_INT32)
-                           : hc_kb_i32(&kb, 0);
-    e.xzq = d->x_signed ? LLVMBuildAdd(kb.b, z, hc_kb_i32(&kb, 128), "") : z;
+    e.xzq = zero_point_i32(&kb, d->xz, d->x_signed);
   }
 
   LLVMBuilderRef b = kb.b;
@@ -1917,37 +1935,42 @@ static hx_status_t ci_pack_begin(hc_lower_ctx* lc, const hc_node* n, const ci_pl
   HX_RETURN_IF_ERROR(hc_kb_begin(lc, n, "pack_x", p->N * p->G * *nqb, kb));
   *px = hc_kb_ptr(kb, p->x);
   *dst = LLVMBuildGEP2(kb->b, kb->t_i8, hc_kb_workspace(kb), (LLVMValueRef[]){hc_kb_i64(kb, (int64_t)dst_off)}, 1, "");
-  *xz = p->xz ? hc_kb_convert(kb, hc_kb_load(kb, p->xz->dtype, hc_kb_ptr(kb, p->xz), hc_kb_i64(kb, 0)), p->xz->dtype,
-                              HX_DTYPE_INT32)
-              : hc_kb_i32(kb, 0);
+  *xz = zero_point_i32(kb, p->xz, false);
   return HX_OK;
 }
 
-/* Four 16-byte rows interleaved byte by byte into 64 bytes (byte 4j + r
- * is row r's byte j), from lo = rows 0,1 and hi = rows 2,3 (32 bytes each):
- * the rows side by side, a dword transpose across the 128-bit lanes
- * (vpermd: lane L takes dword L of every row), then a 4 x 4 byte transpose
- * inside each lane (vpshufb). As one 64-byte shuffle LLVM lowered it to
- * ten unpacks and inserts, and the K-quad packers were bound by them
- * (quant_resnet18's 3x3 im2col: 180 -> 130 us). Targets of the VNNI byte
- * path have both instructions; NULL if this LLVM lacks the intrinsics. */
-static LLVMValueRef quads_interleave64(hc_kb* kb, LLVMValueRef lo, LLVMValueRef hi) {
+/* Four VL-byte rows interleaved byte by byte into 4*VL bytes (byte 4j + r
+ * is row r's byte j), from lo = rows 0,1 and hi = rows 2,3 (2*VL bytes
+ * each). For 16-byte rows: the rows side by side, a dword transpose across
+ * the 128-bit lanes (vpermd: lane L takes dword L of every row), then a
+ * 4 x 4 byte transpose inside each lane (vpshufb). As one 64-byte shuffle
+ * LLVM lowered it to ten unpacks and inserts, and the K-quad packers were
+ * bound by them (quant_resnet18's 3x3 im2col: 180 -> 130 us). Targets of
+ * the VNNI byte path have both instructions; narrower rows, or an LLVM
+ * without the intrinsics, take the one shuffle. */
+static LLVMValueRef quads_mix(hc_kb* kb, LLVMValueRef lo, LLVMValueRef hi, unsigned VL) {
   LLVMBuilderRef b = kb->b;
-  LLVMValueRef cat64[64], dperm[16], bperm[64];
-  for (unsigned i = 0; i < 64; ++i) cat64[i] = LLVMConstInt(kb->t_i32, i, 0);
-  for (unsigned L = 0; L < 4; ++L)
-    for (unsigned r = 0; r < 4; ++r) dperm[4 * L + r] = LLVMConstInt(kb->t_i32, 4 * r + L, 0);
-  for (unsigned L = 0; L < 4; ++L)
-    for (unsigned q = 0; q < 4; ++q)
-      for (unsigned r = 0; r < 4; ++r) bperm[16 * L + 4 * q + r] = LLVMConstInt(kb->t_i8, 4 * r + q, 0);
   LLVMTypeRef v16i32 = LLVMVectorType(kb->t_i32, 16), v64i8 = LLVMVectorType(kb->t_i8, 64);
-  LLVMValueRef z = LLVMBuildBitCast(b, LLVMBuildShuffleVector(b, lo, hi, LLVMConstVector(cat64, 64), ""), v16i32, "");
-  LLVMValueRef t =
-      call_fixed_intrinsic(kb, "llvm.x86.avx512.permvar.si.512", (LLVMValueRef[]){z, LLVMConstVector(dperm, 16)}, 2);
-  if (!t) return NULL;
-  LLVMValueRef v = call_fixed_intrinsic(
-      kb, "llvm.x86.avx512.pshuf.b.512", (LLVMValueRef[]){LLVMBuildBitCast(b, t, v64i8, ""), LLVMConstVector(bperm, 64)}, 2);
-  return v ? LLVMBuildBitCast(b, v, v64i8, "") : NULL;
+  if (VL == 16) {
+    LLVMValueRef cat64[64], dperm[16], bperm[64];
+    for (unsigned i = 0; i < 64; ++i) cat64[i] = LLVMConstInt(kb->t_i32, i, 0);
+    for (unsigned L = 0; L < 4; ++L)
+      for (unsigned r = 0; r < 4; ++r) dperm[4 * L + r] = LLVMConstInt(kb->t_i32, 4 * r + L, 0);
+    for (unsigned L = 0; L < 4; ++L)
+      for (unsigned q = 0; q < 4; ++q)
+        for (unsigned r = 0; r < 4; ++r) bperm[16 * L + 4 * q + r] = LLVMConstInt(kb->t_i8, 4 * r + q, 0);
+    LLVMValueRef z = LLVMBuildBitCast(b, LLVMBuildShuffleVector(b, lo, hi, LLVMConstVector(cat64, 64), ""), v16i32, "");
+    LLVMValueRef t =
+        call_fixed_intrinsic(kb, "llvm.x86.avx512.permvar.si.512", (LLVMValueRef[]){z, LLVMConstVector(dperm, 16)}, 2);
+    LLVMValueRef v = t ? call_fixed_intrinsic(kb, "llvm.x86.avx512.pshuf.b.512",
+                                              (LLVMValueRef[]){LLVMBuildBitCast(b, t, v64i8, ""), LLVMConstVector(bperm, 64)}, 2)
+                       : NULL;
+    if (v) return LLVMBuildBitCast(b, v, v64i8, "");
+  }
+  LLVMValueRef mix[64];
+  for (unsigned j = 0; j < VL; ++j)
+    for (unsigned r = 0; r < 4; ++r) mix[4 * j + r] = LLVMConstInt(kb->t_i32, (r / 2) * 2 * VL + (r % 2) * VL + j, 0);
+  return LLVMBuildShuffleVector(b, lo, hi, LLVMConstVector(mix, 4 * VL), "");
 }
 
 /* The VNNI K-quad packing of a pointwise convolution (1x1 kernel, stride
@@ -1972,12 +1995,8 @@ static void ci_store_quads16(hc_kb* kb, LLVMValueRef px, LLVMValueRef x0, int64_
                              LLVMValueRef d0, bool sgn) {
   LLVMBuilderRef b = kb->b;
   LLVMTypeRef v16 = LLVMVectorType(kb->t_i8, 16);
-  LLVMValueRef cat[32], mix[64], rows[4];
+  LLVMValueRef cat[32], rows[4];
   for (unsigned i = 0; i < 32; ++i) cat[i] = LLVMConstInt(kb->t_i32, i, 0);
-  /* byte 4j + r of the output is row r's byte j; rows 0,1 are the first
-   * 32-byte half, rows 2,3 the second */
-  for (unsigned j = 0; j < 16; ++j)
-    for (unsigned r = 0; r < 4; ++r) mix[4 * j + r] = LLVMConstInt(kb->t_i32, (r / 2) * 32 + (r % 2) * 16 + j, 0);
   for (int r = 0; r < 4; ++r) {
     LLVMValueRef a = hc_kb_gep(kb, HX_DTYPE_UINT8, px, hc_kb_iadd(kb, x0, hc_kb_i64(kb, r * rstride)));
     rows[r] = LLVMBuildLoad2(b, v16, a, "");
@@ -1985,8 +2004,7 @@ static void ci_store_quads16(hc_kb* kb, LLVMValueRef px, LLVMValueRef x0, int64_
   }
   LLVMValueRef lo = LLVMBuildShuffleVector(b, rows[0], rows[1], LLVMConstVector(cat, 32), "");
   LLVMValueRef hi = LLVMBuildShuffleVector(b, rows[2], rows[3], LLVMConstVector(cat, 32), "");
-  LLVMValueRef v = quads_interleave64(kb, lo, hi);
-  if (!v) v = LLVMBuildShuffleVector(b, lo, hi, LLVMConstVector(mix, 64), "");
+  LLVMValueRef v = quads_mix(kb, lo, hi, 16);
   if (sgn) v = LLVMBuildXor(b, v, hc_kb_splat(kb, LLVMConstInt(kb->t_i8, 0x80, 0), 64), "");
   LLVMSetAlignment(LLVMBuildStore(b, v, hc_kb_gep(kb, HX_DTYPE_UINT8, dst, d0)), 1);
 }
@@ -2049,7 +2067,7 @@ static void ci_taps_fill(hc_kb* kb, LLVMValueRef dst, LLVMValueRef row, LLVMValu
 /* The direct convolution's copy of x (ci_taps_geometry): per (image,
  * group) and quad of channels, the padded plane row by row, the padding
  * zx' and the interior four channel rows interleaved 16 positions at a
- * time (quads_interleave64), then the positions the last columns' vectors
+ * time (quads_mix), then the positions the last columns' vectors
  * read past the last plane. Tasks: (image, group, block of quads). */
 static hx_status_t ci_pack_taps(hc_lower_ctx* lc, const hc_node* n, const ci_plan* p, const ci_taps_geo* g,
                                 uint64_t dst_off) {
@@ -2064,12 +2082,8 @@ static hx_status_t ci_pack_taps(hc_lower_ctx* lc, const hc_node* n, const ci_pla
   LLVMValueRef px = hc_kb_ptr(&kb, p->x);
   LLVMValueRef doff = hc_kb_i64(&kb, (int64_t)dst_off);
   LLVMValueRef dst = LLVMBuildGEP2(b, kb.t_i8, hc_kb_workspace(&kb), &doff, 1, "");
-  LLVMValueRef xz = p->xz ? hc_kb_convert(&kb, hc_kb_load(&kb, p->xz->dtype, hc_kb_ptr(&kb, p->xz), hc_kb_i64(&kb, 0)),
-                                          p->xz->dtype, HX_DTYPE_INT32)
-                          : hc_kb_i32(&kb, 0);
   bool sgn = hc_dtype_is_signed(p->x->dtype);
-  if (sgn) xz = LLVMBuildAdd(b, xz, hc_kb_i32(&kb, 128), "");
-  LLVMValueRef zb = LLVMBuildAnd(b, xz, hc_kb_i32(&kb, 255), "");
+  LLVMValueRef zb = LLVMBuildAnd(b, zero_point_i32(&kb, p->xz, sgn), hc_kb_i32(&kb, 255), "");
   LLVMValueRef zq = LLVMBuildMul(b, zb, hc_kb_i32(&kb, 0x01010101), "");
   hc_loop task, ql, hl, vl, tl, rl;
   LLVMValueRef t = hc_kb_task_loop_begin(&kb, &task);
@@ -2236,15 +2250,12 @@ static hx_status_t ci_pack_quads_2d(hc_lower_ctx* lc, const hc_node* n, const ci
   LLVMValueRef zb = LLVMBuildTrunc(b, xz, kb.t_i8, "");
   LLVMValueRef flip = LLVMConstInt(kb.t_i8, sgn ? 0x80 : 0, 0);
   LLVMTypeRef vr = LLVMVectorType(kb.t_i8, R);
-  LLVMValueRef lane[32], even[16], cat[32], mix[64];
+  LLVMValueRef lane[32], even[16], cat[32];
   for (unsigned i = 0; i < R; ++i) lane[i] = LLVMConstInt(kb.t_i32, i < (unsigned)used ? i : 0x40000000u, 0);
   for (unsigned i = 0; i < (unsigned)VL; ++i) even[i] = LLVMConstInt(kb.t_i32, i * (unsigned)sw, 0);
   for (unsigned i = 0; i < 2 * (unsigned)VL; ++i) cat[i] = LLVMConstInt(kb.t_i32, i, 0);
-  for (unsigned j = 0; j < (unsigned)VL; ++j)
-    for (unsigned r = 0; r < 4; ++r)
-      mix[4 * j + r] = LLVMConstInt(kb.t_i32, (r / 2) * 2 * (unsigned)VL + (r % 2) * (unsigned)VL + j, 0);
   LLVMValueRef lanev = LLVMConstVector(lane, R), evenv = LLVMConstVector(even, (unsigned)VL);
-  LLVMValueRef catm = LLVMConstVector(cat, 2 * (unsigned)VL), mixm = LLVMConstVector(mix, 4 * (unsigned)VL);
+  LLVMValueRef catm = LLVMConstVector(cat, 2 * (unsigned)VL);
   LLVMValueRef Wv = hc_kb_splat(&kb, hc_kb_i32(&kb, (int32_t)W), R), zv = hc_kb_splat(&kb, zb, R);
   LLVMValueRef flipv = hc_kb_splat(&kb, flip, 4 * (unsigned)VL);
   hc_loop task, ql, hl, cl, pl, rl;
@@ -2271,9 +2282,7 @@ static hx_status_t ci_pack_quads_2d(hc_lower_ctx* lc, const hc_node* n, const ci
   }
   LLVMValueRef lo = LLVMBuildShuffleVector(b, v[0], v[1], catm, "");
   LLVMValueRef hi = LLVMBuildShuffleVector(b, v[2], v[3], catm, "");
-  LLVMValueRef mixed = VL == 16 ? quads_interleave64(&kb, lo, hi) : NULL;
-  if (!mixed) mixed = LLVMBuildShuffleVector(b, lo, hi, mixm, "");
-  LLVMValueRef out = LLVMBuildXor(b, mixed, flipv, "");
+  LLVMValueRef out = LLVMBuildXor(b, quads_mix(&kb, lo, hi, (unsigned)VL), flipv, "");
   LLVMValueRef pos = hc_kb_iadd(&kb, hc_kb_imul(&kb, oh, hc_kb_i64(&kb, OW)), ow0);
   LLVMValueRef st = LLVMBuildStore(b, out, hc_kb_gep(&kb, HX_DTYPE_UINT8, dst, hc_kb_iadd(&kb, dq, hc_kb_imul(&kb, pos, hc_kb_i64(&kb, 4)))));
   LLVMSetAlignment(st, 1);
@@ -2429,10 +2438,7 @@ static hx_status_t ci_pack_x(hc_lower_ctx* lc, const hc_node* n, const ci_plan* 
   c.px = hc_kb_ptr(&kb, p->x);
   LLVMValueRef ws = hc_kb_workspace(&kb);
   c.dst = LLVMBuildGEP2(b, kb.t_i8, ws, (LLVMValueRef[]){hc_kb_i64(&kb, (int64_t)dst_off)}, 1, "");
-  c.xz = p->xz ? hc_kb_convert(&kb, hc_kb_load(&kb, p->xz->dtype, hc_kb_ptr(&kb, p->xz), hc_kb_i64(&kb, 0)),
-                               p->xz->dtype, HX_DTYPE_INT32)
-               : hc_kb_i32(&kb, 0);
-  if (vnni && hc_dtype_is_signed(p->x->dtype)) c.xz = LLVMBuildAdd(b, c.xz, hc_kb_i32(&kb, 128), "");
+  c.xz = zero_point_i32(&kb, p->xz, vnni && hc_dtype_is_signed(p->x->dtype));
   hc_strides(p->nd, p->in, c.instride);
   hc_strides(p->nd, p->out, c.ostride);
   hc_loop task, cl, pl;
@@ -2527,9 +2533,7 @@ static hx_status_t ci_emit_depthwise(hc_lower_ctx* lc, const hc_node* n, const c
   ig_requant_setup(&e, p->P, p->P);
   LLVMValueRef px = hc_kb_ptr(&kb, p->x), pw = hc_kb_ptr(&kb, p->w);
   LLVMValueRef pwz = p->wz ? hc_kb_ptr(&kb, p->wz) : NULL;
-  LLVMValueRef xz = p->xz ? hc_kb_convert(&kb, hc_kb_load(&kb, p->xz->dtype, hc_kb_ptr(&kb, p->xz), hc_kb_i64(&kb, 0)),
-                                          p->xz->dtype, HX_DTYPE_INT32)
-                          : hc_kb_i32(&kb, 0);
+  LLVMValueRef xz = zero_point_i32(&kb, p->xz, false);
   hc_loop task, rl, cl;
   LLVMValueRef t = hc_kb_task_loop_begin(&kb, &task);
   /* t = (n*G + g)*Mg + j: output channel g*Mg + j of image n reads input
