@@ -736,8 +736,76 @@ static void copy_narrow(hc_kb* kb, hx_dtype_t st, LLVMValueRef src, LLVMValueRef
   LLVMSetAlignment(stv, 1);
 }
 
+/* Element offset of B matrix m (counting only the batch dimensions B is
+ * not broadcast over, the last fastest, as the packed copies are laid out):
+ * MatMul's matrices lie K * N apart, an Einsum's wherever its labels put
+ * them. */
+static LLVMValueRef b_matrix_offset(hc_kb* kb, const mm_desc* d, LLVMValueRef m) {
+  LLVMValueRef off = hc_kb_i64(kb, 0);
+  for (int k = d->batch_rank - 1; k >= 0; --k) {
+    if (!d->b_bs[k]) continue;
+    LLVMValueRef idx = LLVMBuildURem(kb->b, m, hc_kb_i64(kb, d->batch_dims[k]), "");
+    m = LLVMBuildUDiv(kb->b, m, hc_kb_i64(kb, d->batch_dims[k]), "");
+    off = hc_kb_iadd(kb, off, hc_kb_imul(kb, idx, hc_kb_i64(kb, d->b_bs[k])));
+  }
+  return off;
+}
+
+/* Transposes the 16 x 16 block whose rows are r[0..16) in place: four
+ * stages, each swapping one bit of the row index with the same bit of the
+ * lane index, two-source shuffles of 16 lanes (vpermt2ps on AVX-512). */
+static void transpose16(hc_kb* kb, LLVMValueRef* r) {
+  for (int h = 8; h >= 1; h /= 2) {
+    LLVMValueRef lo[16], hi[16];
+    for (int l = 0; l < 16; ++l) {
+      lo[l] = LLVMConstInt(kb->t_i32, (unsigned)((l & h) ? 16 + l - h : l), 0);
+      hi[l] = LLVMConstInt(kb->t_i32, (unsigned)((l & h) ? 16 + l : l + h), 0);
+    }
+    LLVMValueRef mlo = LLVMConstVector(lo, 16), mhi = LLVMConstVector(hi, 16);
+    for (int i = 0; i < 16; ++i) {
+      if (i & h) continue;
+      LLVMValueRef a = r[i], b = r[i | h];
+      r[i] = LLVMBuildShuffleVector(kb->b, a, b, mlo, "");
+      r[i | h] = LLVMBuildShuffleVector(kb->b, a, b, mhi, "");
+    }
+  }
+}
+
+/* One 16-column float32 panel of a B whose columns are contiguous along K
+ * (b_sk == 1: a transposed B, an Einsum's "bhjd" keys): 16 x 16 blocks are
+ * read a column at a time, transposed in registers and stored as 16 panel
+ * rows. Columns past `width` (the last panel) are zeros; the last block of
+ * K reads and stores only its rows. Element by element, the packing had
+ * taken as long as MaxViT's attention products it fed. */
+static void pack_b_columns(hc_kb* kb, const mm_desc* d, LLVMValueRef B, LLVMValueRef src, LLVMValueRef WS,
+                           LLVMValueRef dst, LLVMValueRef width) {
+  LLVMValueRef zero = LLVMConstNull(hc_ukr_vtype(kb, d->dt, 16));
+  LLVMValueRef last = LLVMBuildSub(kb->b, hc_kb_imin(kb, width, hc_kb_i64(kb, 16)), hc_kb_i64(kb, 1), "");
+  int64_t full = d->K / 16, tail = d->K % 16;
+  for (int part = 0; part < 2; ++part) {
+    int64_t count = part == 0 ? full : (tail ? 1 : 0);
+    if (count == 0) continue;
+    unsigned rows = part == 0 ? 16 : (unsigned)tail;
+    hc_loop kl;
+    LLVMValueRef kblk = hc_loop_begin(kb, &kl, hc_kb_i64(kb, 0), hc_kb_i64(kb, count), "kb");
+    LLVMValueRef k0 = part == 0 ? hc_kb_imul(kb, kblk, hc_kb_i64(kb, 16)) : hc_kb_i64(kb, full * 16);
+    LLVMValueRef r[16];
+    for (int j = 0; j < 16; ++j) {
+      /* Columns past the matrix read its last one (in bounds) and are zeroed. */
+      LLVMValueRef jj = hc_kb_imin(kb, hc_kb_i64(kb, j), last);
+      LLVMValueRef v = hc_ukr_load(kb, d->dt, B, hc_kb_iadd(kb, src, hc_kb_iadd(kb, k0, hc_kb_imul(kb, jj, hc_kb_i64(kb, d->b_sn)))), 16, rows);
+      r[j] = LLVMBuildSelect(kb->b, LLVMBuildICmp(kb->b, LLVMIntSLT, hc_kb_i64(kb, j), width, ""), v, zero, "");
+    }
+    transpose16(kb, r);
+    for (unsigned i = 0; i < rows; ++i)
+      hc_ukr_store(kb, d->dt, WS, hc_kb_iadd(kb, dst, hc_kb_imul(kb, hc_kb_iadd(kb, k0, hc_kb_i64(kb, i)), hc_kb_i64(kb, 16))), r[i], 16, 16);
+    hc_loop_end(kb, &kl);
+  }
+}
+
 /* The run-time version of pack_panels_f32: one task per panel. Rows of B
  * (b_sn == 1) are copied a vector at a time (masked in the last panel);
+ * columns contiguous along K a 16 x 16 block at a time (pack_b_columns);
  * other layouts element by element. */
 static hx_status_t emit_pack_b(hc_lower_ctx* lc, const hc_node* n, const mm_desc* d, const fast_plan* p) {
   hc_kb kb;
@@ -748,7 +816,7 @@ static hx_status_t emit_pack_b(hc_lower_ctx* lc, const hc_node* n, const mm_desc
   LLVMValueRef m = LLVMBuildUDiv(kb.b, t, hc_kb_i64(&kb, p->panels), "");
   LLVMValueRef pn = LLVMBuildURem(kb.b, t, hc_kb_i64(&kb, p->panels), "");
   LLVMValueRef n0 = hc_kb_imul(&kb, pn, hc_kb_i64(&kb, p->pw));
-  LLVMValueRef src = hc_kb_iadd(&kb, hc_kb_imul(&kb, m, hc_kb_i64(&kb, d->K * d->N)), hc_kb_imul(&kb, n0, hc_kb_i64(&kb, d->b_sn)));
+  LLVMValueRef src = hc_kb_iadd(&kb, b_matrix_offset(&kb, d, m), hc_kb_imul(&kb, n0, hc_kb_i64(&kb, d->b_sn)));
   LLVMValueRef dst = hc_kb_imul(&kb, t, hc_kb_i64(&kb, d->K * p->pw));
   if (d->b_sn == 1) {
     int64_t full = d->N / p->pw, tail = d->N % p->pw;
@@ -776,6 +844,8 @@ static hx_status_t emit_pack_b(hc_lower_ctx* lc, const hc_node* n, const mm_desc
       hc_loop_end(&kb, &kl);
       if (guarded) hc_if_end(&kb, &g);
     }
+  } else if (d->b_sk == 1 && !d->b_st && d->dt == HX_DTYPE_FLOAT32 && p->pw == 16) {
+    pack_b_columns(&kb, d, B, src, WS, dst, LLVMBuildSub(kb.b, hc_kb_i64(&kb, d->N), n0, ""));
   } else {
     LLVMValueRef width = hc_kb_imin(&kb, hc_kb_i64(&kb, p->pw), LLVMBuildSub(kb.b, hc_kb_i64(&kb, d->N), n0, ""));
     LLVMValueRef k = hc_loop_begin(&kb, &kl, hc_kb_i64(&kb, 0), hc_kb_i64(&kb, d->K), "k");

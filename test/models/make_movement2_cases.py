@@ -542,7 +542,23 @@ def einsum_cases(root):
              ("ijj->i", [(2, 5, 5)], np.float32), ("ij,jk", [(3, 4), (4, 2)], np.float16), ("...", [(2, 3)], np.float32),
              ("Ab,bA->", [(3, 4), (4, 3)], np.float32), ("i,i->i", [(1,), (6,)], np.float32),
              ("ij,j->i", [(300, 600), (600,)], np.float32), ("bn,anm,bm->ba", [(2, 3), (4, 3, 5), (2, 5)], np.float32),
-             ("i...->...", [(4, 0, 2)], np.float32), ("ij->", [(0, 3)], np.float32), ("  i j , j k -> i k ", [(2, 3), (3, 2)], np.float32)]
+             ("i...->...", [(4, 0, 2)], np.float32), ("ij->", [(0, 3)], np.float32), ("  i j , j k -> i k ", [(2, 3), (3, 2)], np.float32),
+             # Two float32 inputs in the roles of a batched matrix product
+             # (einsum.c ein_product_desc; check_einsum_path.py): MaxViT's
+             # attention, transposed operands, columns from the first input,
+             # batches folded or broadcast or permuted, merged labels,
+             # reductions split into slices, a diagonal, an ellipsis.
+             ("B G H I D, B G H J D -> B G H I J", [(1, 4, 2, 49, 32), (1, 4, 2, 49, 32)], np.float32),
+             ("BGHIJ,BGHJD->BGHID", [(1, 4, 2, 49, 49), (1, 4, 2, 49, 32)], np.float32),
+             ("ki,kj->ij", [(40, 13), (40, 20)], np.float32), ("bij,bjk->bki", [(2, 9, 7), (2, 7, 11)], np.float32),
+             ("bij,jk->bik", [(3, 5, 6), (6, 17)], np.float32), ("ij,bjk->bik", [(5, 6), (3, 6, 17)], np.float32),
+             ("hbid,bhjd->bhij", [(2, 3, 10, 8), (3, 2, 9, 8)], np.float32),
+             ("bhid,hbjd->bhij", [(3, 2, 10, 8), (2, 3, 9, 8)], np.float32),
+             ("ibj,jk->bik", [(4, 3, 5), (5, 12)], np.float32), ("bij,bjk->bik", [(1, 9, 5), (3, 5, 12)], np.float32),
+             ("bhwc,hwck->bk", [(3, 2, 3, 4), (2, 3, 4, 10)], np.float32), ("ij,jkl->ikl", [(4, 5), (5, 3, 6)], np.float32),
+             ("ik,jk->ij", [(10, 700), (20, 700)], np.float32), ("ik,kj->ij", [(12, 700), (700, 40)], np.float32),
+             ("bii,bij->bj", [(2, 5, 5), (2, 5, 9)], np.float32),
+             ("...id,...jd->...ij", [(2, 3, 10, 16), (3, 12, 16)], np.float32)]
     for k, (eq, shapes, dt) in enumerate(cases):
         ins = [rand_of(dt, *s) if np.dtype(dt).kind == "f" else RNG.integers(-3, 4, size=s).astype(dt) for s in shapes]
         if dt == np.float16:
