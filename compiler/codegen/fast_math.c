@@ -268,8 +268,9 @@ LLVMValueRef hc_ew_erf(hc_kb* kb, hx_dtype_t dt, LLVMValueRef x) {
  * (the form Eigen and XLA use), 12 multiply-adds and one division instead
  * of hc_ew_erf's two polynomials and two exps. Worst error over float32
  * inputs 4.5e-7 absolute and relative (about 4 ulp), so it stays out of
- * the standalone Erf op (tight 1e-6 sweeps) and serves fused GEMM
- * epilogues (GELU), where the tile's products dominate the error. */
+ * the standalone Erf op (tight 1e-6 sweeps) and serves fused GEMM and
+ * convolution epilogues (GELU), where the tile's products dominate the
+ * error. */
 LLVMValueRef hc_ew_erf_fast(hc_kb* kb, hx_dtype_t dt, LLVMValueRef x) {
   static const double k_p[] = {-2.72614225801306e-10, 2.77068142495902e-08, -2.10102402082508e-06,
                                -5.69250639462346e-05, -7.34990630326855e-04, -2.95459980854025e-03,

@@ -38,16 +38,17 @@ static LLVMValueRef s_neg(hc_kb* kb, const hc_node* n, LLVMValueRef* in) {
   return hc_dtype_is_float(dt0(n)) ? LLVMBuildFNeg(kb->b, in[0], "") : LLVMBuildNeg(kb->b, in[0], "");
 }
 
-extern const hc_op_desc hc_op_matmul, hc_op_gemm;
+extern const hc_op_desc hc_op_matmul, hc_op_gemm, hc_op_conv;
 
 /* Erf-13 accepts integers: erf in float64, truncated back (0 or +-1), as
  * the reference's astype does. */
 static LLVMValueRef s_erf(hc_kb* kb, const hc_node* n, LLVMValueRef* in) {
   hx_dtype_t dt = dt0(n);
-  /* In a GEMM's epilogue (GELU after a MatMul) the cheaper erf: there it
-   * runs once per output element of a compute-bound kernel. */
+  /* In a GEMM's or a convolution's epilogue (GELU after a MatMul, or after
+   * MaxViT's 1x1 expansions) the cheaper erf: there it runs once per output
+   * element of a compute-bound kernel. */
   if (dt == HX_DTYPE_FLOAT32 && kb->node && kb->node != n &&
-      (kb->node->op == &hc_op_matmul || kb->node->op == &hc_op_gemm))
+      (kb->node->op == &hc_op_matmul || kb->node->op == &hc_op_gemm || kb->node->op == &hc_op_conv))
     return hc_ew_erf_fast(kb, dt, in[0]);
   if (hc_dtype_is_float(dt)) return hc_ew_erf(kb, dt, in[0]);
   LLVMValueRef d = hc_kb_convert(kb, in[0], dt, HX_DTYPE_FLOAT64);
